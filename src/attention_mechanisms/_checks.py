@@ -1,0 +1,110 @@
+"""Argument and input checks shared by every module.
+
+All user-facing validation lives here so every message has the same shape:
+``<argument> must be <what was expected>; got <what came>``. The checks raise
+``TypeError`` for a value of the wrong kind and ``ValueError`` for a value of the
+right kind that is out of range. They never use ``assert``, which ``python -O`` removes.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import torch
+
+
+def check_size(name: str, value: object) -> int:
+    """Return ``value`` if it is a positive ``int`` (a size or a count)."""
+    # bool is a subclass of int, but `SelfAttention_v1(True, 2)` is never intended.
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be a positive int; got {value!r} ({type(value).__name__})")
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive int; got {value}")
+    return int(value)
+
+
+def check_dropout(name: str, value: object) -> float:
+    """Return ``value`` as a float if it is a probability in ``[0, 1)``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a float in [0, 1); got {value!r} ({type(value).__name__})")
+    if not 0.0 <= value < 1.0:
+        raise ValueError(f"{name} must be a float in [0, 1); got {value}")
+    return float(value)
+
+
+def check_heads(d_out: int, num_heads: int) -> int:
+    """Return the per-head size ``d_out // num_heads`` if the split is exact."""
+    if d_out % num_heads != 0:
+        raise ValueError(
+            f"d_out must be divisible by num_heads; got d_out={d_out}, num_heads={num_heads} "
+            f"(remainder {d_out % num_heads})"
+        )
+    return d_out // num_heads
+
+
+def check_floating(name: str, tensor: object) -> torch.Tensor:
+    """Return ``tensor`` if it is a floating-point ``torch.Tensor``."""
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor; got {type(tensor).__name__}")
+    if not tensor.is_floating_point():
+        raise TypeError(
+            f"{name} must have a floating-point dtype (e.g. torch.float32); got {tensor.dtype}"
+        )
+    return tensor
+
+
+def check_tokens(
+    x: object, d_in: int, context_length: int | None = None, name: str = "x"
+) -> torch.Tensor:
+    """Check a token batch and return it as 3-D ``(batch, num_tokens, d_in)``.
+
+    Accepts ``(num_tokens, d_in)`` or ``(batch, num_tokens, d_in)``. Callers squeeze the
+    batch dimension back off their output when ``x.dim() == 2``.
+    """
+    x = check_floating(name, x)
+    if x.dim() not in (2, 3):
+        raise ValueError(
+            f"{name} must be 2-D (num_tokens, d_in) or 3-D (batch, num_tokens, d_in); "
+            f"got {x.dim()}-D with shape {tuple(x.shape)}"
+        )
+    if x.shape[-1] != d_in:
+        raise ValueError(f"{name} must have last dimension d_in={d_in}; got shape {tuple(x.shape)}")
+    num_tokens = x.shape[-2]
+    if num_tokens == 0:
+        raise ValueError(f"{name} must hold at least one token; got shape {tuple(x.shape)}")
+    if context_length is not None and num_tokens > context_length:
+        raise ValueError(
+            f"{name} has {num_tokens} tokens, more than context_length={context_length}; "
+            f"shorten the input or build the module with a larger context_length"
+        )
+    return x if x.dim() == 3 else x.unsqueeze(0)
+
+
+def check_hide_mask(hide_mask: object, num_queries: int, num_keys: int) -> torch.Tensor:
+    """Return ``hide_mask`` if it is boolean and broadcasts to ``(..., num_queries, num_keys)``."""
+    if not isinstance(hide_mask, torch.Tensor):
+        raise TypeError(f"hide_mask must be a torch.Tensor; got {type(hide_mask).__name__}")
+    if hide_mask.dtype != torch.bool:
+        raise TypeError(
+            "hide_mask must have dtype torch.bool (True = hide this key from this query); "
+            f"got {hide_mask.dtype}. For the book's float buffer use mask.bool()"
+        )
+    expected = f"(..., {num_queries}, {num_keys}) or broadcastable to it"
+    if hide_mask.dim() < 2:
+        raise ValueError(
+            f"hide_mask must have shape {expected}; got shape {tuple(hide_mask.shape)}"
+        )
+    rows, cols = hide_mask.shape[-2:]
+    if rows not in (1, num_queries) or cols not in (1, num_keys):
+        raise ValueError(
+            f"hide_mask must have shape {expected}; got shape {tuple(hide_mask.shape)}"
+        )
+    return hide_mask
+
+
+def check_same_dtype(**tensors: torch.Tensor) -> None:
+    """Raise if the given tensors do not share one dtype."""
+    dtypes = {name: t.dtype for name, t in tensors.items()}
+    if len(set(dtypes.values())) > 1:
+        listed = ", ".join(f"{name}={dtype}" for name, dtype in dtypes.items())
+        raise TypeError(f"{', '.join(dtypes)} must share one dtype; got {listed}")

@@ -1,0 +1,204 @@
+r"""Section 3.6: multi-head attention, first as a stack of heads, then with weight splits.
+
+Several attention heads run in parallel, each with its own projections, so each can learn
+to attend to a different kind of relation; their outputs are concatenated:
+
+$$
+\operatorname{MultiHead}(X) = \left[\operatorname{head}_1(X) \,\|\, \cdots \,\|\,
+    \operatorname{head}_h(X)\right] W_o,
+\qquad \operatorname{head}_i(X) = \operatorname{CausalAttention}_i(X)
+$$
+
+[MultiHeadAttentionWrapper][attention_mechanisms.MultiHeadAttentionWrapper] is that formula
+read literally: a list of [CausalAttention][attention_mechanisms.CausalAttention] modules
+run one after the other (and without $W_o$).
+[MultiHeadAttention][attention_mechanisms.MultiHeadAttention] computes all heads with one
+projection per role and one batched matrix multiplication, then mixes them with ``out_proj``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from ._checks import check_dropout, check_heads, check_size, check_tokens
+from .causal import CausalAttention
+from .functional import scaled_dot_product_attention
+
+__all__ = ["MultiHeadAttention", "MultiHeadAttentionWrapper"]
+
+
+class MultiHeadAttentionWrapper(nn.Module):
+    r"""``num_heads`` independent causal heads whose outputs are concatenated.
+
+    Each head is a full [CausalAttention][attention_mechanisms.CausalAttention] with its own
+    ``W_query``, ``W_key`` and ``W_value``, created in order (head 0 first), so the output
+    has ``d_out * num_heads`` features: to get ``k`` output features from ``h`` heads, pass
+    ``d_out = k / h``.
+
+    Shape notation:
+        - ``b``: batch size (optional)
+        - ``T``: number of tokens, at most ``context_length``
+        - ``h``: ``num_heads``
+
+    Args:
+        d_in: Size of each input embedding.
+        d_out: Output size of **each** head.
+        context_length: Longest sequence the module accepts.
+        dropout: Probability in ``[0, 1)`` of zeroing each attention weight in training.
+        num_heads: Number of heads, ``h``.
+        qkv_bias: Give the projections a bias term.
+
+    Raises:
+        TypeError: If a size is not an int or ``dropout`` is not a number.
+        ValueError: If a size is not positive or ``dropout`` is outside ``[0, 1)``.
+
+    Example:
+        >>> mha = MultiHeadAttentionWrapper(3, 2, context_length=6, dropout=0.0, num_heads=2)
+        >>> mha(torch.rand(2, 6, 3)).shape
+        torch.Size([2, 6, 4])
+    """
+
+    def __init__(
+        self,
+        d_in: int,
+        d_out: int,
+        context_length: int,
+        dropout: float,
+        num_heads: int,
+        qkv_bias: bool = False,
+    ) -> None:
+        super().__init__()
+        num_heads = check_size("num_heads", num_heads)
+        self.heads = nn.ModuleList(
+            CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
+            for _ in range(num_heads)
+        )
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Run every head on ``x`` and concatenate their context vectors.
+
+        Args:
+            x: ``(T, d_in)`` or ``(b, T, d_in)``, floating point, ``T <= context_length``.
+
+        Returns:
+            ``(T, h * d_out)`` or ``(b, T, h * d_out)`` to match ``x``.
+
+        Raises:
+            TypeError: If ``x`` is not a floating-point tensor.
+            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, or it
+                has more than ``context_length`` tokens.
+        """
+        return torch.cat([head(x) for head in self.heads], dim=-1)
+
+
+class MultiHeadAttention(nn.Module):
+    r"""Causal multi-head attention with weight splits and an output projection.
+
+    One ``nn.Linear(d_in, d_out)`` per role computes the queries, keys and values of all
+    heads at once. Each result is then *split*: its last dimension ``d_out`` is viewed as
+    ``num_heads`` chunks of ``head_dim = d_out // num_heads``, and the head dimension is moved
+    in front of the tokens so that one batched matrix multiplication attends within every
+    head separately. Afterwards the heads are put back side by side and ``out_proj`` mixes
+    them:
+
+    $$
+    \operatorname{head}_i = \operatorname{softmax}\!\left(
+        \frac{Q_i K_i^\top}{\sqrt{d_\text{head}}} + M\right) V_i,
+    \qquad \operatorname{out} = [\operatorname{head}_1 \| \cdots \| \operatorname{head}_h]
+        W_o + b_o
+    $$
+
+    where $Q_i$ is columns $i \cdot d_\text{head}$ to $(i + 1) \cdot d_\text{head}$ of
+    $X W_q$. Parameters are created in the book's order (``W_query``, ``W_key``,
+    ``W_value``, ``out_proj``) and the causal ``mask`` buffer is the book's, so seeded
+    results and ``state_dict``s carry over. At GPT-2 small's size (``d_in = d_out = 768``,
+    12 heads, no QKV bias) it has 2,360,064 parameters.
+
+    Shape notation:
+        - ``b``: batch size (optional)
+        - ``T``: number of tokens, at most ``context_length``
+        - ``h``: ``num_heads``; ``d_head``: ``head_dim = d_out // num_heads``
+
+    Args:
+        d_in: Size of each input embedding.
+        d_out: Size of the output, split evenly across the heads.
+        context_length: Longest sequence the module accepts; sizes the mask.
+        dropout: Probability in ``[0, 1)`` of zeroing each attention weight in training.
+        num_heads: Number of heads; must divide ``d_out``.
+        qkv_bias: Give the query, key and value projections a bias term (``out_proj``
+            always has one).
+
+    Raises:
+        TypeError: If a size is not an int or ``dropout`` is not a number.
+        ValueError: If a size is not positive, ``d_out`` is not divisible by ``num_heads``,
+            or ``dropout`` is outside ``[0, 1)``.
+
+    Example:
+        >>> mha = MultiHeadAttention(768, 768, context_length=1024, dropout=0.0, num_heads=12)
+        >>> sum(p.numel() for p in mha.parameters())
+        2360064
+        >>> mha.head_dim
+        64
+    """
+
+    mask: Tensor
+
+    def __init__(
+        self,
+        d_in: int,
+        d_out: int,
+        context_length: int,
+        dropout: float,
+        num_heads: int,
+        qkv_bias: bool = False,
+    ) -> None:
+        super().__init__()
+        self.d_in = check_size("d_in", d_in)
+        self.d_out = check_size("d_out", d_out)
+        self.context_length = check_size("context_length", context_length)
+        self.num_heads = check_size("num_heads", num_heads)
+        self.head_dim = check_heads(d_out, num_heads)
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(check_dropout("dropout", dropout))
+        self.register_buffer(
+            "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)
+        )
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Attend causally within each head, then mix the heads with ``out_proj``.
+
+        Args:
+            x: ``(T, d_in)`` or ``(b, T, d_in)``, floating point, ``T <= context_length``.
+
+        Returns:
+            ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
+
+        Raises:
+            TypeError: If ``x`` is not a floating-point tensor.
+            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, or it
+                has more than ``context_length`` tokens.
+        """
+        xb = check_tokens(x, self.d_in, self.context_length)  # (b, T, d_in)
+        b, num_tokens, _ = xb.shape
+        split = (b, num_tokens, self.num_heads, self.head_dim)
+        # Split d_out into heads, then bring heads forward so each attends on its own.
+        queries = self.W_query(xb).view(split).transpose(1, 2)  # (b, h, T, d_head)
+        keys = self.W_key(xb).view(split).transpose(1, 2)  # (b, h, T, d_head)
+        values = self.W_value(xb).view(split).transpose(1, 2)  # (b, h, T, d_head)
+
+        context, _ = scaled_dot_product_attention(
+            queries,
+            keys,
+            values,
+            hide_mask=self.mask.bool()[:num_tokens, :num_tokens],  # (T, T), same for all heads
+            dropout_p=self.dropout.p if self.training else 0.0,  # eval() turns dropout off
+        )  # (b, h, T, d_head)
+
+        # transpose() only changes strides; view() needs the memory in row order again.
+        context = context.transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        out = self.out_proj(context)  # (b, T, d_out)
+        return out if x.dim() == 3 else out.squeeze(0)

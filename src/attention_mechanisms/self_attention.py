@@ -1,0 +1,143 @@
+r"""Section 3.4: self-attention with trainable weights.
+
+Three learned matrices project each input $x^{(i)}$ into a query, a key and a value:
+
+$$
+q^{(i)} = x^{(i)} W_q, \qquad k^{(i)} = x^{(i)} W_k, \qquad v^{(i)} = x^{(i)} W_v
+$$
+
+and attention compares queries with keys instead of inputs with inputs:
+
+$$
+Z = \operatorname{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V,
+\qquad Q = X W_q,\; K = X W_k,\; V = X W_v
+$$
+
+Training can now shape *what* each token looks for (its query), *how* it is found (its key)
+and *what* it passes on (its value). The two classes compute the same function;
+[SelfAttention_v2][attention_mechanisms.SelfAttention_v2] uses ``nn.Linear``, whose
+initialisation trains better than ``torch.rand``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from ._checks import check_size, check_tokens
+from .functional import scaled_dot_product_attention
+
+__all__ = ["SelfAttention_v1", "SelfAttention_v2"]
+
+
+class SelfAttention_v1(nn.Module):
+    r"""Scaled dot-product self-attention with weight matrices held as ``nn.Parameter``.
+
+    $$
+    Z = \operatorname{softmax}\!\left(\frac{(X W_q)(X W_k)^\top}{\sqrt{d_\text{out}}}\right) X W_v
+    $$
+
+    The weights are drawn from ``torch.rand`` (uniform on $[0, 1)$) in the book's order,
+    ``W_query``, ``W_key``, ``W_value``, so ``torch.manual_seed(123)`` reproduces its numbers.
+    Each matrix has shape ``(d_in, d_out)`` and multiplies from the right: ``x @ W_query``.
+
+    Shape notation:
+        - ``b``: batch size (optional)
+        - ``T``: number of tokens
+        - ``d_in``, ``d_out``: input and output embedding sizes
+
+    Args:
+        d_in: Size of each input embedding.
+        d_out: Size of each query, key, value and output vector.
+
+    Raises:
+        TypeError: If a size is not an int.
+        ValueError: If a size is not positive.
+
+    Example:
+        >>> _ = torch.manual_seed(123)
+        >>> sa_v1 = SelfAttention_v1(d_in=3, d_out=2)
+        >>> sa_v1(torch.rand(6, 3)).shape
+        torch.Size([6, 2])
+    """
+
+    def __init__(self, d_in: int, d_out: int) -> None:
+        super().__init__()
+        self.d_in = check_size("d_in", d_in)
+        self.d_out = check_size("d_out", d_out)
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Attend over the tokens of ``x``.
+
+        Args:
+            x: ``(T, d_in)`` or ``(b, T, d_in)``, floating point.
+
+        Returns:
+            Context vectors, ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
+
+        Raises:
+            TypeError: If ``x`` is not a floating-point tensor.
+            ValueError: If ``x`` is not 2-D or 3-D, or its last dimension is not ``d_in``.
+        """
+        xb = check_tokens(x, self.d_in)  # (b, T, d_in)
+        queries = xb @ self.W_query  # (b, T, d_out)
+        keys = xb @ self.W_key
+        values = xb @ self.W_value
+        context, _ = scaled_dot_product_attention(queries, keys, values)
+        return context if x.dim() == 3 else context.squeeze(0)
+
+
+class SelfAttention_v2(nn.Module):
+    r"""Scaled dot-product self-attention with ``nn.Linear`` projections.
+
+    The same function as [SelfAttention_v1][attention_mechanisms.SelfAttention_v1], but each
+    projection is an ``nn.Linear(d_in, d_out)``. ``nn.Linear`` stores its weight transposed,
+    as ``(d_out, d_in)``, and computes ``x @ weight.T + bias``; so copying
+    ``v2.W_query.weight.T`` into ``v1.W_query`` (and likewise for keys and values) makes the
+    two classes agree exactly.
+
+    Shape notation:
+        - ``b``: batch size (optional)
+        - ``T``: number of tokens
+        - ``d_in``, ``d_out``: input and output embedding sizes
+
+    Args:
+        d_in: Size of each input embedding.
+        d_out: Size of each query, key, value and output vector.
+        qkv_bias: Give the three projections a bias term.
+
+    Raises:
+        TypeError: If a size is not an int.
+        ValueError: If a size is not positive.
+    """
+
+    def __init__(self, d_in: int, d_out: int, qkv_bias: bool = False) -> None:
+        super().__init__()
+        self.d_in = check_size("d_in", d_in)
+        self.d_out = check_size("d_out", d_out)
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Attend over the tokens of ``x``.
+
+        Args:
+            x: ``(T, d_in)`` or ``(b, T, d_in)``, floating point.
+
+        Returns:
+            Context vectors, ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
+
+        Raises:
+            TypeError: If ``x`` is not a floating-point tensor.
+            ValueError: If ``x`` is not 2-D or 3-D, or its last dimension is not ``d_in``.
+        """
+        xb = check_tokens(x, self.d_in)  # (b, T, d_in)
+        queries = self.W_query(xb)  # (b, T, d_out)
+        keys = self.W_key(xb)
+        values = self.W_value(xb)
+        context, _ = scaled_dot_product_attention(queries, keys, values)
+        return context if x.dim() == 3 else context.squeeze(0)
