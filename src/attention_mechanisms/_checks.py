@@ -56,11 +56,7 @@ def check_floating(name: str, tensor: object) -> torch.Tensor:
 def check_tokens(
     x: object, d_in: int, context_length: int | None = None, name: str = "x"
 ) -> torch.Tensor:
-    """Check a token batch and return it as 3-D ``(batch, num_tokens, d_in)``.
-
-    Accepts ``(num_tokens, d_in)`` or ``(batch, num_tokens, d_in)``. Callers squeeze the
-    batch dimension back off their output when ``x.dim() == 2``.
-    """
+    """Return ``x`` if it is ``(num_tokens, d_in)`` or ``(batch, num_tokens, d_in)``."""
     x = check_floating(name, x)
     if x.dim() not in (2, 3):
         raise ValueError(
@@ -77,7 +73,7 @@ def check_tokens(
             f"{name} has {num_tokens} tokens, more than context_length={context_length}; "
             f"shorten the input or build the module with a larger context_length"
         )
-    return x if x.dim() == 3 else x.unsqueeze(0)
+    return x
 
 
 def check_hide_mask(hide_mask: object, num_queries: int, num_keys: int) -> torch.Tensor:

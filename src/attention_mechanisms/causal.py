@@ -93,11 +93,11 @@ class CausalAttention(nn.Module):
             ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, or it
                 has more than ``context_length`` tokens.
         """
-        xb = check_tokens(x, self.d_in, self.context_length)  # (b, T, d_in)
-        num_tokens = xb.shape[1]
-        queries = self.W_query(xb)  # (b, T, d_out)
-        keys = self.W_key(xb)
-        values = self.W_value(xb)
+        x = check_tokens(x, self.d_in, self.context_length)  # ([b,] T, d_in)
+        num_tokens = x.shape[-2]
+        queries = self.W_query(x)  # ([b,] T, d_out)
+        keys = self.W_key(x)
+        values = self.W_value(x)
         context, _ = scaled_dot_product_attention(
             queries,
             keys,
@@ -105,4 +105,4 @@ class CausalAttention(nn.Module):
             hide_mask=self.mask.bool()[:num_tokens, :num_tokens],  # (T, T)
             dropout_p=self.dropout.p if self.training else 0.0,  # eval() turns dropout off
         )
-        return context if x.dim() == 3 else context.squeeze(0)
+        return context

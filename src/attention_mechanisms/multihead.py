@@ -9,10 +9,10 @@ $$
 \qquad \operatorname{head}_i(X) = \operatorname{CausalAttention}_i(X)
 $$
 
-[MultiHeadAttentionWrapper][attention_mechanisms.MultiHeadAttentionWrapper] is that formula
-read literally: a list of [CausalAttention][attention_mechanisms.CausalAttention] modules
+[MultiHeadAttentionWrapper][attention_mechanisms.multihead.MultiHeadAttentionWrapper] is that formula
+read literally: a list of [CausalAttention][attention_mechanisms.causal.CausalAttention] modules
 run one after the other (and without $W_o$).
-[MultiHeadAttention][attention_mechanisms.MultiHeadAttention] computes all heads with one
+[MultiHeadAttention][attention_mechanisms.multihead.MultiHeadAttention] computes all heads with one
 projection per role and one batched matrix multiplication, then mixes them with ``out_proj``.
 """
 
@@ -31,7 +31,7 @@ __all__ = ["MultiHeadAttention", "MultiHeadAttentionWrapper"]
 class MultiHeadAttentionWrapper(nn.Module):
     r"""``num_heads`` independent causal heads whose outputs are concatenated.
 
-    Each head is a full [CausalAttention][attention_mechanisms.CausalAttention] with its own
+    Each head is a full [CausalAttention][attention_mechanisms.causal.CausalAttention] with its own
     ``W_query``, ``W_key`` and ``W_value``, created in order (head 0 first), so the output
     has ``d_out * num_heads`` features: to get ``k`` output features from ``h`` heads, pass
     ``d_out = k / h``.
@@ -182,7 +182,8 @@ class MultiHeadAttention(nn.Module):
             ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, or it
                 has more than ``context_length`` tokens.
         """
-        xb = check_tokens(x, self.d_in, self.context_length)  # (b, T, d_in)
+        x = check_tokens(x, self.d_in, self.context_length)
+        xb = x if x.dim() == 3 else x.unsqueeze(0)  # (b, T, d_in)
         b, num_tokens, _ = xb.shape
         split = (b, num_tokens, self.num_heads, self.head_dim)
         # Split d_out into heads, then bring heads forward so each attends on its own.

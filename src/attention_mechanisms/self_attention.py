@@ -15,7 +15,7 @@ $$
 
 Training can now shape *what* each token looks for (its query), *how* it is found (its key)
 and *what* it passes on (its value). The two classes compute the same function;
-[SelfAttention_v2][attention_mechanisms.SelfAttention_v2] uses ``nn.Linear``, whose
+[SelfAttention_v2][attention_mechanisms.self_attention.SelfAttention_v2] uses ``nn.Linear``, whose
 initialisation trains better than ``torch.rand``.
 """
 
@@ -82,18 +82,18 @@ class SelfAttention_v1(nn.Module):
             TypeError: If ``x`` is not a floating-point tensor.
             ValueError: If ``x`` is not 2-D or 3-D, or its last dimension is not ``d_in``.
         """
-        xb = check_tokens(x, self.d_in)  # (b, T, d_in)
-        queries = xb @ self.W_query  # (b, T, d_out)
-        keys = xb @ self.W_key
-        values = xb @ self.W_value
+        x = check_tokens(x, self.d_in)  # ([b,] T, d_in)
+        queries = x @ self.W_query  # ([b,] T, d_out)
+        keys = x @ self.W_key
+        values = x @ self.W_value
         context, _ = scaled_dot_product_attention(queries, keys, values)
-        return context if x.dim() == 3 else context.squeeze(0)
+        return context
 
 
 class SelfAttention_v2(nn.Module):
     r"""Scaled dot-product self-attention with ``nn.Linear`` projections.
 
-    The same function as [SelfAttention_v1][attention_mechanisms.SelfAttention_v1], but each
+    The same function as [SelfAttention_v1][attention_mechanisms.self_attention.SelfAttention_v1], but each
     projection is an ``nn.Linear(d_in, d_out)``. ``nn.Linear`` stores its weight transposed,
     as ``(d_out, d_in)``, and computes ``x @ weight.T + bias``; so copying
     ``v2.W_query.weight.T`` into ``v1.W_query`` (and likewise for keys and values) makes the
@@ -135,9 +135,9 @@ class SelfAttention_v2(nn.Module):
             TypeError: If ``x`` is not a floating-point tensor.
             ValueError: If ``x`` is not 2-D or 3-D, or its last dimension is not ``d_in``.
         """
-        xb = check_tokens(x, self.d_in)  # (b, T, d_in)
-        queries = self.W_query(xb)  # (b, T, d_out)
-        keys = self.W_key(xb)
-        values = self.W_value(xb)
+        x = check_tokens(x, self.d_in)  # ([b,] T, d_in)
+        queries = self.W_query(x)  # ([b,] T, d_out)
+        keys = self.W_key(x)
+        values = self.W_value(x)
         context, _ = scaled_dot_product_attention(queries, keys, values)
-        return context if x.dim() == 3 else context.squeeze(0)
+        return context

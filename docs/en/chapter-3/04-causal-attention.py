@@ -1,0 +1,230 @@
+# %% [markdown]
+# # Causal attention
+#
+# Book section 3.5: hiding future words. A language model is trained to predict each next
+# token from the tokens before it. If, during training, position $t$ could attend to
+# positions after $t$, it could simply copy the answer. **Causal attention** (also called
+# masked attention) lets each token attend only to itself and to the tokens before it.
+
+# %%
+import torch
+
+from attention_mechanisms import CausalAttention, SelfAttention_v2, causal_mask
+from attention_mechanisms.plotting import show_attention
+
+tokens = ["Your", "journey", "starts", "with", "one", "step"]
+inputs = torch.tensor(
+    [
+        [0.43, 0.15, 0.89],  # Your     (x^1)
+        [0.55, 0.87, 0.66],  # journey  (x^2)
+        [0.57, 0.85, 0.64],  # starts   (x^3)
+        [0.22, 0.58, 0.33],  # with     (x^4)
+        [0.77, 0.25, 0.10],  # one      (x^5)
+        [0.05, 0.80, 0.55],  # step     (x^6)
+    ]
+)
+
+# %% [markdown]
+# ## 3.5.1 Applying a causal attention mask
+#
+# We reuse the `SelfAttention_v2` from the previous page (seed 789) and compute its attention
+# weights as before:
+
+# %%
+torch.manual_seed(789)
+sa_v2 = SelfAttention_v2(d_in=3, d_out=2)
+
+queries = sa_v2.W_query(inputs)
+keys = sa_v2.W_key(inputs)
+attn_scores = queries @ keys.T
+attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+print(attn_weights)
+
+# %% [markdown]
+# ### First way: zero the future, then renormalise
+#
+# Everything above the diagonal is a query looking at a later token. A lower-triangular
+# matrix of ones (`torch.tril`) marks what may stay:
+
+# %%
+context_length = attn_scores.shape[0]
+mask_simple = torch.tril(torch.ones(context_length, context_length))
+print(mask_simple)
+
+# %%
+masked_simple = attn_weights * mask_simple
+print(masked_simple)
+
+# %% [markdown]
+# The rows no longer sum to 1, so each row is divided by its new sum:
+
+# %%
+row_sums = masked_simple.sum(dim=-1, keepdim=True)
+masked_simple_norm = masked_simple / row_sums
+print(masked_simple_norm)
+
+# %% [markdown]
+# ### Second way: $-\infty$ before the softmax
+#
+# Softmax maps $-\infty$ to exactly 0 ($e^{-\infty} = 0$), and the remaining weights are
+# normalised among themselves. So setting the future **scores** to $-\infty$ gives causal
+# weights in a single softmax:
+#
+# $$
+# \alpha_{ij} = \operatorname{softmax}\left(\frac{\omega_i}{\sqrt{d_k}} + m_i\right)_j,
+# \qquad m_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}
+# $$
+#
+# This time the mask marks what to **hide**: ones *above* the diagonal, from `torch.triu`
+# with `diagonal=1`. (Mixing up the two conventions is a classic bug; see the
+# [Pitfalls](pitfalls.py).)
+
+# %%
+mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)
+masked = attn_scores.masked_fill(mask.bool(), -torch.inf)
+print(masked)
+
+# %%
+attn_weights = torch.softmax(masked / keys.shape[-1] ** 0.5, dim=-1)
+print(attn_weights)
+
+# %% [markdown]
+# The two ways agree. Renormalising after the softmax is exactly the same as leaving the
+# hidden entries out of the softmax, because the common factor $\sum_k e^{\omega_{ik}}$
+# cancels:
+
+# %%
+print("same weights:", torch.allclose(attn_weights, masked_simple_norm))
+
+# %% [markdown]
+# The package's [`causal_mask`][attention_mechanisms.functional.causal_mask] builds the same
+# hide mask as a boolean tensor:
+
+# %%
+print(causal_mask(context_length))
+print("same as the triu mask:", torch.equal(causal_mask(context_length), mask.bool()))
+
+# %%
+show_attention(
+    attn_weights,
+    tokens,
+    caption="Figure 3. Causal attention weights: every entry above the diagonal is zero.",
+    alt=(
+        "Heatmap of the 6 by 6 causal attention weights. The upper triangle is all zeros. "
+        "Your attends only to itself with weight 1.00; journey splits 0.55 and 0.45 "
+        "between Your and itself; the last row, step, spreads between 0.15 and 0.19 over "
+        "all six tokens."
+    ),
+)
+
+# %% [markdown]
+# The first row is now $[1, 0, 0, 0, 0, 0]$: the first token has nothing before it, so it
+# can only attend to itself.
+#
+# ## 3.5.2 Masking additional attention weights with dropout
+#
+# **Dropout** zeroes randomly chosen values during training, so the model cannot come to
+# rely on any particular one; it is switched off at inference time. In attention it is
+# applied to the attention weights. With a dropout rate $p$, each value is zeroed with
+# probability $p$, and the values that survive are multiplied by $1 / (1 - p)$, so that on
+# average every weight keeps its size:
+#
+# $$
+# \mathbb{E}[\text{dropout}(a)] = (1 - p) \cdot \frac{a}{1 - p} + p \cdot 0 = a
+# $$
+#
+# With $p = 0.5$ the survivors are doubled. Here it is on a matrix of ones:
+
+# %%
+torch.manual_seed(123)
+dropout = torch.nn.Dropout(0.5)
+example = torch.ones(6, 6)
+dropped = dropout(example)
+print(dropped)
+
+# %% [markdown]
+# > **Your pattern may differ.** Which entries are zeroed depends on how your PyTorch
+# > version and platform draw random numbers, so the book's printout and yours may show
+# > different patterns even with the same seed. What must hold everywhere is the rule: every entry is 0 or $1 / (1 - p) = 2$,
+# > and about half are 0.
+
+# %%
+kept = dropped != 0
+print("values:", dropped.unique().tolist())
+print("survivors are exactly 2:", bool((dropped[kept] == 2.0).all()))
+print(f"fraction zeroed: {1 - kept.float().mean().item():.2f} of {dropped.numel()}")
+
+# %% [markdown]
+# Applied to the causal weights, dropout removes some connections; the remaining weights
+# are doubled, so the rows no longer sum to 1 but keep that sum on average.
+
+# %%
+torch.manual_seed(123)
+dropped_weights = dropout(attn_weights)
+print(dropped_weights)
+
+# %%
+show_attention(
+    dropped_weights,
+    tokens,
+    caption="Figure 4. The causal weights after dropout with p = 0.5 (survivors doubled).",
+    alt=(
+        "Heatmap of the causal attention weights after dropout with rate 0.5. Besides the "
+        "zeros above the diagonal, dropout has zeroed some of the remaining entries at "
+        "random, and each surviving weight is twice its value in Figure 3."
+    ),
+)
+
+# %% [markdown]
+# ## 3.5.3 Implementing a compact causal attention class
+#
+# Real inputs come in batches. Stacking the sentence twice gives a batch of shape
+# `(batch, num_tokens, d_in)`:
+
+# %%
+batch = torch.stack((inputs, inputs), dim=0)
+print(batch.shape)
+
+# %% [markdown]
+# [`CausalAttention`][attention_mechanisms.causal.CausalAttention] combines everything on
+# this page: `nn.Linear` projections, the $-\infty$ mask, scaling, softmax and dropout on the
+# weights. It takes a `context_length`, the longest sequence it will ever see, to size its
+# mask, and slices the top-left corner for shorter inputs.
+
+# %%
+torch.manual_seed(123)
+context_length = batch.shape[1]
+ca = CausalAttention(d_in=3, d_out=2, context_length=context_length, dropout=0.0)
+context_vecs = ca(batch)
+print("context_vecs.shape:", context_vecs.shape)
+
+# %% [markdown]
+# ### Why the mask is a buffer
+#
+# The class stores its mask with `self.register_buffer("mask", ...)` instead of as a plain
+# attribute `self.mask = ...`. A buffer is part of the module's state without being a
+# trainable parameter, and that has two consequences:
+#
+# 1. **It moves with the module.** `model.to("cuda")` or `model.to(torch.float64)` moves
+#    parameters *and* buffers; a plain attribute would stay behind on the CPU, and the first
+#    forward pass on the GPU would fail with a device mismatch.
+# 2. **It is saved and loaded.** `state_dict()` includes buffers, so a checkpoint carries the
+#    mask with it.
+#
+# Both are easy to see without a GPU:
+
+# %%
+print("parameters:", [name for name, _ in ca.named_parameters()])
+print("buffers:   ", [name for name, _ in ca.named_buffers()])
+print("state_dict:", list(ca.state_dict()))
+
+# %%
+ca64 = CausalAttention(3, 2, context_length, 0.0).to(torch.float64)
+print("mask dtype after .to(torch.float64):", ca64.mask.dtype)
+ca_meta = CausalAttention(3, 2, context_length, 0.0).to("meta")  # a device without data
+print("mask device after .to('meta'):", ca_meta.mask.device)
+
+# %% [markdown]
+# The [Pitfalls](pitfalls.py) page shows what goes wrong with a plain attribute. Next, we
+# run several causal attention heads side by side:
+# [multi-head attention](05-multi-head-attention.py).

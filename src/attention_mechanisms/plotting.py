@@ -1,0 +1,134 @@
+"""Pictures of attention weights, labelled with the tokens they belong to.
+
+A heatmap makes an attention matrix readable at a glance: row ``i`` is query token ``i``,
+column ``j`` is key token ``j``, and the shade is how much of token ``j`` flows into token
+``i``'s context vector. The book's figures are drawn with this function from the tensors the
+chapter computes.
+
+This module needs matplotlib (``pip install "attention-mechanisms[plot]"``); nothing else in
+the package does, so it is imported only when you call it.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from ._checks import check_floating
+
+__all__ = ["AttentionFigure", "show_attention"]
+
+
+@dataclass(frozen=True)
+class AttentionFigure:
+    """A rendered heatmap with its description, shown as an image with alt text.
+
+    Notebooks display it through ``_repr_html_`` (a ``<figure>`` whose ``<img>`` carries the
+    alt text and whose caption is the title) or ``_repr_png_``.
+
+    Attributes:
+        png: The PNG image.
+        alt: A text description of what the image shows, for readers who cannot see it.
+        caption: A short caption shown under the image.
+    """
+
+    png: bytes
+    alt: str
+    caption: str
+
+    def _repr_png_(self) -> bytes:
+        return self.png
+
+    def _repr_html_(self) -> str:
+        data = base64.b64encode(self.png).decode("ascii")
+        return (
+            '<figure class="attention-figure">'
+            f'<img src="data:image/png;base64,{data}" alt="{html.escape(self.alt)}">'
+            f"<figcaption>{html.escape(self.caption)}</figcaption></figure>"
+        )
+
+
+def show_attention(
+    weights: Tensor,
+    tokens: Sequence[str],
+    *,
+    caption: str,
+    alt: str,
+    head_titles: Sequence[str] | None = None,
+    decimals: int = 2,
+) -> AttentionFigure:
+    """Draw attention weights as annotated heatmaps, one panel per head.
+
+    Shape notation:
+        - ``T``: number of tokens, ``len(tokens)``
+        - ``h``: number of heads (optional)
+
+    Args:
+        weights: ``(T, T)`` for one matrix or ``(h, T, T)`` for one panel per head.
+        tokens: The token strings, used as row (query) and column (key) labels.
+        caption: Caption shown under the figure.
+        alt: Alt text describing what the figure shows.
+        head_titles: One title per panel; defaults to ``"head 1"``, ``"head 2"``, ...
+        decimals: Decimals printed in each cell.
+
+    Returns:
+        An [AttentionFigure][attention_mechanisms.plotting.AttentionFigure]; a notebook shows
+        it as an image.
+
+    Raises:
+        TypeError: If ``weights`` is not a floating-point tensor.
+        ValueError: If ``weights`` is not ``(T, T)`` or ``(h, T, T)`` with ``T = len(tokens)``,
+            ``head_titles`` has the wrong length, or ``alt`` is empty.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")  # draw off-screen; the caller decides how to show the PNG
+    import matplotlib.pyplot as plt
+
+    weights = check_floating("weights", weights).detach().to("cpu", torch.float32)
+    num_tokens = len(tokens)
+    if weights.dim() == 2:
+        weights = weights.unsqueeze(0)
+    if weights.dim() != 3 or weights.shape[1:] != (num_tokens, num_tokens):
+        raise ValueError(
+            f"weights must have shape ({num_tokens}, {num_tokens}) or "
+            f"(num_heads, {num_tokens}, {num_tokens}) for {num_tokens} tokens; "
+            f"got shape {tuple(weights.shape)}"
+        )
+    num_panels = weights.shape[0]
+    if head_titles is None:
+        head_titles = [f"head {i + 1}" for i in range(num_panels)] if num_panels > 1 else [""]
+    if len(head_titles) != num_panels:
+        raise ValueError(
+            f"head_titles must have one title per panel ({num_panels}); got {len(head_titles)}"
+        )
+    if not alt.strip():
+        raise ValueError("alt must describe the figure for readers who cannot see it; got ''")
+
+    fig, axes = plt.subplots(
+        1, num_panels, figsize=(4.2 * num_panels, 4.0), squeeze=False, layout="constrained"
+    )
+    for ax, matrix, title in zip(axes[0], weights, head_titles, strict=True):
+        image = ax.imshow(matrix.numpy(), cmap="Blues", vmin=0.0, vmax=max(1.0, matrix.max()))
+        ax.set_xticks(range(num_tokens), tokens, rotation=45, ha="right")
+        ax.set_yticks(range(num_tokens), tokens)
+        ax.set_xlabel("key (attended to)")
+        ax.set_ylabel("query (attending)")
+        if title:
+            ax.set_title(title)
+        for i in range(num_tokens):
+            for j in range(num_tokens):
+                value = float(matrix[i, j])
+                color = "white" if value > 0.6 * image.norm.vmax else "black"
+                ax.text(j, i, f"{value:.{decimals}f}", ha="center", va="center", color=color,
+                        fontsize=8)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110)
+    plt.close(fig)
+    return AttentionFigure(png=buffer.getvalue(), alt=alt, caption=caption)

@@ -1,0 +1,287 @@
+"""The book's notebook plumbing: execute every chapter once and hand the result to MkDocs.
+
+Chapters are Jupytext "percent" scripts (``docs/<lang>/**/*.py``). Each is executed into a
+notebook with outputs, cached under ``.cache/book/`` with a key made of
+
+- the chapter's source,
+- every file of ``src/attention_mechanisms/``,
+- the installed torch version and the Python version,
+- this file,
+
+so a change to any of them executes the chapter again, and a rebuild with nothing changed
+executes nothing. That one executed notebook is what the page shows and what the reader
+downloads.
+
+Executing also checks the chapter: a cell that raises fails the build, unless it is tagged
+``raises-exception`` and states the error it must raise in its ``raises`` metadata, e.g.
+``# %% tags=["raises-exception"] raises="ValueError: d_out must be divisible"``; the build
+then fails if the cell does *not* raise that error.
+
+Use it from the command line (``python tools/book.py --help``) or as a MkDocs hook
+(``hooks: [tools/book.py]`` in ``mkdocs.yml``), which executes stale chapters when the site
+is built and points each chapter page at its executed notebook.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.metadata
+import logging
+import os
+import posixpath
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import jupytext
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PACKAGE = ROOT / "src" / "attention_mechanisms"
+CACHE = ROOT / ".cache" / "book"
+MATHJAX = ROOT / "node_modules" / "mathjax" / "es5" / "tex-svg.js"
+CELL_TIMEOUT = 600  # seconds; the slowest cell (the benchmark chapter) stays well below
+
+log = logging.getLogger("mkdocs.hooks.book")
+
+
+class BookError(RuntimeError):
+    """A chapter failed to execute or broke one of the book's rules."""
+
+
+# --------------------------------------------------------------------------- execution
+
+
+def chapters(docs_dir: Path = DOCS) -> list[Path]:
+    """Every chapter source under ``docs_dir``: all ``*.py`` files (MkDocs pages)."""
+    return sorted(p for p in docs_dir.rglob("*.py") if "overrides" not in p.parts)
+
+
+def cache_key(chapter: Path) -> str:
+    """Hash of everything that can change what the chapter prints."""
+    digest = hashlib.sha256()
+    digest.update(Path(__file__).read_bytes())
+    digest.update(chapter.read_bytes())
+    for path in sorted(PACKAGE.rglob("*.py")):
+        digest.update(path.relative_to(ROOT).as_posix().encode())
+        digest.update(path.read_bytes())
+    digest.update(f"torch=={importlib.metadata.version('torch')}".encode())
+    digest.update(f"python=={sys.version_info.major}.{sys.version_info.minor}".encode())
+    return digest.hexdigest()[:16]
+
+
+def _chapter_dir(chapter: Path) -> Path:
+    relative = chapter.resolve().relative_to(DOCS.resolve()).with_suffix("")
+    return CACHE / relative
+
+
+def executed_path(chapter: Path) -> Path:
+    """Where the executed notebook of ``chapter`` is cached (it may not exist yet)."""
+    return _chapter_dir(chapter) / cache_key(chapter) / f"{chapter.stem}.ipynb"
+
+
+def _error_of(cell: nbformat.NotebookNode) -> tuple[str, str] | None:
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            return output["ename"], output["evalue"]
+    return None
+
+
+def check_raises(nb: nbformat.NotebookNode, chapter: Path) -> None:
+    """Every ``raises-exception`` cell raised the error its ``raises`` metadata states."""
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        tagged = "raises-exception" in cell.metadata.get("tags", [])
+        stated = cell.metadata.get("raises")
+        where = f"{chapter.relative_to(ROOT)}, cell {index}"
+        if tagged != (stated is not None):
+            raise BookError(
+                f"{where}: a cell that must raise needs both the tag 'raises-exception' and "
+                f"the metadata raises=\"ExceptionType: message start\"; got tags="
+                f"{cell.metadata.get('tags', [])}, raises={stated!r}"
+            )
+        if not tagged:
+            continue
+        expected_type, _, expected_message = stated.partition(":")
+        expected_message = expected_message.strip()
+        error = _error_of(cell)
+        if error is None:
+            raise BookError(f"{where}: expected {stated!r}, but the cell raised nothing")
+        ename, evalue = error
+        if ename != expected_type.strip() or not evalue.startswith(expected_message):
+            raise BookError(f"{where}: expected {stated!r}, got {ename}: {evalue}")
+
+
+def _wrap_solutions(nb: nbformat.NotebookNode) -> None:
+    """Fold each run of cells tagged ``solution`` into a collapsible ``<details>`` block."""
+    cells = []
+    in_solution = False
+    for cell in nb.cells:
+        is_solution = "solution" in cell.metadata.get("tags", [])
+        if is_solution and not in_solution:
+            cells.append(
+                nbformat.v4.new_raw_cell(
+                    '<details class="success"><summary>Solution</summary>',
+                    metadata={"raw_mimetype": "text/html"},
+                )
+            )
+        elif in_solution and not is_solution:
+            cells.append(nbformat.v4.new_raw_cell("</details>", metadata={"raw_mimetype": "text/html"}))
+        cells.append(cell)
+        in_solution = is_solution
+    if in_solution:
+        cells.append(nbformat.v4.new_raw_cell("</details>", metadata={"raw_mimetype": "text/html"}))
+    nb.cells = cells
+
+
+def execute(chapter: Path) -> tuple[Path, bool]:
+    """Return the executed notebook of ``chapter``, executing it only if it is stale.
+
+    Returns:
+        ``(path, ran)``: the cached notebook and whether it was executed just now.
+
+    Raises:
+        BookError: If a cell fails or a ``raises-exception`` cell does not raise as stated.
+    """
+    chapter = chapter.resolve()
+    target = executed_path(chapter)
+    if target.exists():
+        return target, False
+
+    nb = jupytext.read(chapter)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    client = NotebookClient(
+        nb,
+        timeout=CELL_TIMEOUT,
+        kernel_name="python3",
+        allow_errors=False,  # only cells tagged raises-exception may raise
+        record_timing=False,  # keep the notebook free of timestamps
+        resources={"metadata": {"path": str(chapter.parent)}},
+    )
+    try:
+        client.execute()
+    except CellExecutionError as error:
+        raise BookError(f"{chapter.relative_to(ROOT)}: a cell failed\n{error}") from None
+    check_raises(nb, chapter)
+    _wrap_solutions(nb)
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".partial")
+    nbformat.write(nb, partial)
+    partial.replace(target)
+    # Keep only the current execution of this chapter.
+    for old in target.parent.parent.iterdir():
+        if old != target.parent:
+            shutil.rmtree(old)
+    return target, True
+
+
+# --------------------------------------------------------------------------- MkDocs hook
+
+
+def on_files(files, config):  # noqa: ANN001, ANN201 (MkDocs hook signature)
+    """Execute stale chapters and point each chapter page at its executed notebook."""
+    from mkdocs.structure.files import File
+
+    docs_dir = Path(config["docs_dir"]).resolve()
+    for file in list(files):
+        if not file.src_uri.endswith(".py"):
+            continue
+        chapter = docs_dir / file.src_uri
+        start = time.perf_counter()
+        try:
+            path, ran = execute(chapter)
+        except BookError as error:
+            from mkdocs.exceptions import PluginError
+
+            raise PluginError(str(error)) from None
+        if ran:
+            log.info("executed %s in %.1f s", file.src_uri, time.perf_counter() - start)
+        # mkdocs-jupyter renders, and offers for download, whatever this path points at.
+        file.abs_src_path = str(path)
+
+    if not MATHJAX.exists():
+        from mkdocs.exceptions import PluginError
+
+        raise PluginError(f"{MATHJAX.relative_to(ROOT)} is missing: run `npm ci` first")
+    files.append(
+        File.generated(config, "assets/javascripts/mathjax/tex-svg.js", abs_src_path=str(MATHJAX))
+    )
+    return files
+
+
+# nbconvert's notebook template loads MathJax 2 (from a CDN, or from "" when no URL is set)
+# and mermaid from public CDNs. The site typesets math with its own copy of MathJax 3 and
+# draws no diagrams in notebooks, so those tags are dropped.
+_CDN_SCRIPTS = [
+    re.compile(r"<!-- Load mathjax -->\s*<script[^>]*>\s*</script>"),
+    re.compile(r"<!-- MathJax configuration -->.*?<!-- End of mathjax configuration -->", re.S),
+    re.compile(r"<script type=\"module\">(?:(?!</script>).)*\bmermaid\b.*?</script>", re.S),
+]
+# Cross-references in notebook Markdown use the autorefs syntax, [title][identifier], which
+# nbconvert leaves as text; turn them into the tag that autorefs resolves (or reports).
+_CROSS_REFERENCE = re.compile(r"\[([^\[\]]+)\]\[(attention_mechanisms(?:\.\w+)+)\]")
+# Links between pages are written to source files, as in Markdown pages (page.py, page.md);
+# nbconvert leaves them as they are, so point them at the built pages here.
+_LOCAL_LINK = re.compile(r'href="(?![a-z]+:|#|/)([^"#]+\.(?:py|md))(#[^"]*)?"')
+
+
+def _link_to_page(match: re.Match, page, files) -> str:  # noqa: ANN001
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(page.file.src_uri), match[1]))
+    file = files.get_file_from_path(target)
+    if file is None:
+        log.warning("%s links to %s, which is not a page of this site", page.file.src_uri, target)
+        return match[0]
+    return f'href="{file.url_relative_to(page.file)}{match[2] or ""}"'
+
+
+def on_page_content(html, page, config, files):  # noqa: ANN001, ANN201, ARG001
+    """On notebook pages: drop CDN scripts, resolve links and mark cross-references."""
+    if not page.file.src_uri.endswith(".py"):
+        return html
+    for pattern in _CDN_SCRIPTS:
+        html = pattern.sub("", html)
+    html = _LOCAL_LINK.sub(lambda match: _link_to_page(match, page, files), html)
+    return _CROSS_REFERENCE.sub(r'<autoref identifier="\2">\1</autoref>', html)
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("execute", help="execute stale chapters; print what ran")
+    run.add_argument("chapters", nargs="*", type=Path, help="default: every chapter")
+    show = sub.add_parser("path", help="print the executed notebook's path (executing if stale)")
+    show.add_argument("chapter", type=Path)
+    args = parser.parse_args(argv)
+
+    if args.command == "path":
+        print(execute(args.chapter)[0])
+        return 0
+    todo = args.chapters or chapters()
+    executed = 0
+    for chapter in todo:
+        start = time.perf_counter()
+        try:
+            path, ran = execute(chapter)
+        except BookError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+        executed += ran
+        status = f"executed in {time.perf_counter() - start:.1f} s" if ran else "up to date"
+        print(f"{os.path.relpath(chapter, ROOT)}: {status} -> {os.path.relpath(path, ROOT)}")
+    print(f"{executed} of {len(todo)} chapters executed")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
