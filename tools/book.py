@@ -69,7 +69,7 @@ def cache_key(chapter: Path) -> str:
     digest.update(Path(__file__).read_bytes())
     digest.update(chapter.read_bytes())
     for path in sorted(PACKAGE.rglob("*.py")):
-        digest.update(path.relative_to(ROOT).as_posix().encode())
+        digest.update(path.relative_to(PACKAGE).as_posix().encode())
         digest.update(path.read_bytes())
     digest.update(f"torch=={importlib.metadata.version('torch')}".encode())
     digest.update(f"python=={sys.version_info.major}.{sys.version_info.minor}".encode())
@@ -77,13 +77,22 @@ def cache_key(chapter: Path) -> str:
 
 
 def _chapter_dir(chapter: Path) -> Path:
-    relative = chapter.resolve().relative_to(DOCS.resolve()).with_suffix("")
-    return CACHE / relative
+    chapter = chapter.resolve()
+    if chapter.is_relative_to(DOCS):
+        return CACHE / chapter.relative_to(DOCS).with_suffix("")
+    # A chapter outside docs/ (the plumbing's own tests use some): one folder per path.
+    return CACHE / "other" / hashlib.sha256(str(chapter).encode()).hexdigest()[:16]
 
 
 def executed_path(chapter: Path) -> Path:
     """Where the executed notebook of ``chapter`` is cached (it may not exist yet)."""
     return _chapter_dir(chapter) / cache_key(chapter) / f"{chapter.stem}.ipynb"
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the repository when it is inside it, for messages."""
+    path = path.resolve()
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
 
 
 def _error_of(cell: nbformat.NotebookNode) -> tuple[str, str] | None:
@@ -100,11 +109,11 @@ def check_raises(nb: nbformat.NotebookNode, chapter: Path) -> None:
             continue
         tagged = "raises-exception" in cell.metadata.get("tags", [])
         stated = cell.metadata.get("raises")
-        where = f"{chapter.relative_to(ROOT)}, cell {index}"
+        where = f"{_shown(chapter)}, cell {index}"
         if tagged != (stated is not None):
             raise BookError(
                 f"{where}: a cell that must raise needs both the tag 'raises-exception' and "
-                f"the metadata raises=\"ExceptionType: message start\"; got tags="
+                f'the metadata raises="ExceptionType: message start"; got tags='
                 f"{cell.metadata.get('tags', [])}, raises={stated!r}"
             )
         if not tagged:
@@ -119,25 +128,28 @@ def check_raises(nb: nbformat.NotebookNode, chapter: Path) -> None:
             raise BookError(f"{where}: expected {stated!r}, got {ename}: {evalue}")
 
 
-def _wrap_solutions(nb: nbformat.NotebookNode) -> None:
-    """Fold each run of cells tagged ``solution`` into a collapsible ``<details>`` block."""
+def _html_cell(html: str) -> nbformat.NotebookNode:
+    return nbformat.v4.new_raw_cell(html, metadata={"raw_mimetype": "text/html"})
+
+
+def wrap_solutions(nb: nbformat.NotebookNode) -> None:
+    """Fold each run of cells tagged ``solution`` into a collapsible ``<details>`` block.
+
+    nbconvert copies raw HTML cells into the page as they are, so an opening and a closing
+    cell around the run are enough; Material styles ``<details class="success">``.
+    """
     cells = []
     in_solution = False
     for cell in nb.cells:
         is_solution = "solution" in cell.metadata.get("tags", [])
         if is_solution and not in_solution:
-            cells.append(
-                nbformat.v4.new_raw_cell(
-                    '<details class="success"><summary>Solution</summary>',
-                    metadata={"raw_mimetype": "text/html"},
-                )
-            )
+            cells.append(_html_cell('<details class="success"><summary>Solution</summary>'))
         elif in_solution and not is_solution:
-            cells.append(nbformat.v4.new_raw_cell("</details>", metadata={"raw_mimetype": "text/html"}))
+            cells.append(_html_cell("</details>"))
         cells.append(cell)
         in_solution = is_solution
     if in_solution:
-        cells.append(nbformat.v4.new_raw_cell("</details>", metadata={"raw_mimetype": "text/html"}))
+        cells.append(_html_cell("</details>"))
     nb.cells = cells
 
 
@@ -156,7 +168,11 @@ def execute(chapter: Path) -> tuple[Path, bool]:
         return target, False
 
     nb = jupytext.read(chapter)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     client = NotebookClient(
         nb,
         timeout=CELL_TIMEOUT,
@@ -168,9 +184,14 @@ def execute(chapter: Path) -> tuple[Path, bool]:
     try:
         client.execute()
     except CellExecutionError as error:
-        raise BookError(f"{chapter.relative_to(ROOT)}: a cell failed\n{error}") from None
+        index = next(i for i, cell in enumerate(nb.cells) if _error_of(cell) is not None)
+        raise BookError(
+            f"{_shown(chapter)}, cell {index}: raised {error.ename}: {error.evalue}\n"
+            f"{nb.cells[index].source}\n(a cell that is meant to raise needs the tag "
+            '"raises-exception" and raises="ExceptionType: message start")'
+        ) from None
     check_raises(nb, chapter)
-    _wrap_solutions(nb)
+    wrap_solutions(nb)
 
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(".partial")
@@ -186,7 +207,7 @@ def execute(chapter: Path) -> tuple[Path, bool]:
 # --------------------------------------------------------------------------- MkDocs hook
 
 
-def on_files(files, config):  # noqa: ANN001, ANN201 (MkDocs hook signature)
+def on_files(files, config):
     """Execute stale chapters and point each chapter page at its executed notebook."""
     from mkdocs.structure.files import File
 
@@ -233,7 +254,7 @@ _CROSS_REFERENCE = re.compile(r"\[([^\[\]]+)\]\[(attention_mechanisms(?:\.\w+)+)
 _LOCAL_LINK = re.compile(r'href="(?![a-z]+:|#|/)([^"#]+\.(?:py|md))(#[^"]*)?"')
 
 
-def _link_to_page(match: re.Match, page, files) -> str:  # noqa: ANN001
+def _link_to_page(match: re.Match, page, files) -> str:
     target = posixpath.normpath(posixpath.join(posixpath.dirname(page.file.src_uri), match[1]))
     file = files.get_file_from_path(target)
     if file is None:
@@ -242,7 +263,7 @@ def _link_to_page(match: re.Match, page, files) -> str:  # noqa: ANN001
     return f'href="{file.url_relative_to(page.file)}{match[2] or ""}"'
 
 
-def on_page_content(html, page, config, files):  # noqa: ANN001, ANN201, ARG001
+def on_page_content(html, page, config, files):
     """On notebook pages: drop CDN scripts, resolve links and mark cross-references."""
     if not page.file.src_uri.endswith(".py"):
         return html

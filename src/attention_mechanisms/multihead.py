@@ -9,11 +9,13 @@ $$
 \qquad \operatorname{head}_i(X) = \operatorname{CausalAttention}_i(X)
 $$
 
-[MultiHeadAttentionWrapper][attention_mechanisms.multihead.MultiHeadAttentionWrapper] is that formula
-read literally: a list of [CausalAttention][attention_mechanisms.causal.CausalAttention] modules
-run one after the other (and without $W_o$).
-[MultiHeadAttention][attention_mechanisms.multihead.MultiHeadAttention] computes all heads with one
-projection per role and one batched matrix multiplication, then mixes them with ``out_proj``.
+[MultiHeadAttentionWrapper][attention_mechanisms.multihead.MultiHeadAttentionWrapper] is
+that formula read literally: a list of
+[CausalAttention][attention_mechanisms.causal.CausalAttention] modules run one after the
+other (and without $W_o$).
+[MultiHeadAttention][attention_mechanisms.multihead.MultiHeadAttention] computes all heads
+with one projection per role and one batched matrix multiplication, then mixes them with
+``out_proj``.
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ __all__ = ["MultiHeadAttention", "MultiHeadAttentionWrapper"]
 class MultiHeadAttentionWrapper(nn.Module):
     r"""``num_heads`` independent causal heads whose outputs are concatenated.
 
-    Each head is a full [CausalAttention][attention_mechanisms.causal.CausalAttention] with its own
-    ``W_query``, ``W_key`` and ``W_value``, created in order (head 0 first), so the output
+    Each head is a full [CausalAttention][attention_mechanisms.causal.CausalAttention] with
+    its own ``W_query``, ``W_key`` and ``W_value``, created in order (head 0 first), so the output
     has ``d_out * num_heads`` features: to get ``k`` output features from ``h`` heads, pass
     ``d_out = k / h``.
 

@@ -93,14 +93,14 @@ def show_attention(
 
     weights = check_floating("weights", weights).detach().to("cpu", torch.float32)
     num_tokens = len(tokens)
-    if weights.dim() == 2:
-        weights = weights.unsqueeze(0)
-    if weights.dim() != 3 or weights.shape[1:] != (num_tokens, num_tokens):
+    if weights.dim() not in (2, 3) or weights.shape[-2:] != (num_tokens, num_tokens):
         raise ValueError(
             f"weights must have shape ({num_tokens}, {num_tokens}) or "
             f"(num_heads, {num_tokens}, {num_tokens}) for {num_tokens} tokens; "
             f"got shape {tuple(weights.shape)}"
         )
+    if weights.dim() == 2:
+        weights = weights.unsqueeze(0)  # (1, T, T): one panel
     num_panels = weights.shape[0]
     if head_titles is None:
         head_titles = [f"head {i + 1}" for i in range(num_panels)] if num_panels > 1 else [""]
@@ -126,8 +126,9 @@ def show_attention(
             for j in range(num_tokens):
                 value = float(matrix[i, j])
                 color = "white" if value > 0.6 * image.norm.vmax else "black"
-                ax.text(j, i, f"{value:.{decimals}f}", ha="center", va="center", color=color,
-                        fontsize=8)
+                ax.text(
+                    j, i, f"{value:.{decimals}f}", ha="center", va="center", color=color, fontsize=8
+                )
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)
     plt.close(fig)

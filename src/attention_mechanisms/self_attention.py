@@ -93,7 +93,8 @@ class SelfAttention_v1(nn.Module):
 class SelfAttention_v2(nn.Module):
     r"""Scaled dot-product self-attention with ``nn.Linear`` projections.
 
-    The same function as [SelfAttention_v1][attention_mechanisms.self_attention.SelfAttention_v1], but each
+    The same function as
+    [SelfAttention_v1][attention_mechanisms.self_attention.SelfAttention_v1], but each
     projection is an ``nn.Linear(d_in, d_out)``. ``nn.Linear`` stores its weight transposed,
     as ``(d_out, d_in)``, and computes ``x @ weight.T + bias``; so copying
     ``v2.W_query.weight.T`` into ``v1.W_query`` (and likewise for keys and values) makes the

@@ -84,6 +84,7 @@ print("Sum:", attn_weights_2_tmp.sum())
 # Every weight is positive, they sum to 1, and larger scores get disproportionately more
 # weight. Written exactly as the formula, it is a one-liner:
 
+
 # %%
 def softmax_naive(x):
     return torch.exp(x) / torch.exp(x).sum(dim=0)

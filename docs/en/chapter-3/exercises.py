@@ -74,9 +74,7 @@ print(context_vecs.shape)
 # tokens. How many parameters does it have?
 
 # %% tags=["solution"]
-gpt2_mha = MultiHeadAttention(
-    d_in=768, d_out=768, context_length=1024, dropout=0.0, num_heads=12
-)
+gpt2_mha = MultiHeadAttention(d_in=768, d_out=768, context_length=1024, dropout=0.0, num_heads=12)
 num_params = sum(p.numel() for p in gpt2_mha.parameters())
 print(f"{num_params:,} parameters")
 

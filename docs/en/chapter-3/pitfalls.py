@@ -63,11 +63,12 @@ print(query.shape[-1], query.size(-1))
 # A trailing comma makes a tuple. The assignment succeeds, and the error appears much later,
 # in a line that looks correct:
 
+
 # %% tags=["raises-exception"] raises="TypeError: view(): argument 'size' failed to unpack the object at pos 3"
 class Tiny(nn.Module):
     def __init__(self, d_out):
         super().__init__()
-        self.d_out = d_out,  # the comma makes this (2,)
+        self.d_out = (d_out,)  # the comma makes this (2,)
 
     def forward(self, context):
         b, num_tokens = context.shape[:2]
@@ -114,6 +115,7 @@ print("wrong (future only, last row NaN):\n", wrong)
 # device. Here the module moves to PyTorch's `meta` device (a device without data, which
 # stands in for a GPU on this CPU-only build machine); the mask stays behind:
 
+
 # %% tags=["raises-exception"] raises="RuntimeError: Tensor on device meta is not on the expected device cpu"
 class PlainMask(nn.Module):
     def __init__(self, d_in, d_out, context_length):
@@ -144,6 +146,7 @@ print("buffer:         ", list(CausalAttention(3, 2, 6, 0.0).state_dict()))
 # $e^x$ exceeds the largest float32 number once $x > 88.7$. Scores that large are rare
 # with scaling, but they do occur, and the naive formula then returns NaN:
 
+
 # %%
 def softmax_naive(x):
     return torch.exp(x) / torch.exp(x).sum(dim=-1, keepdim=True)
@@ -162,6 +165,7 @@ print("stable:", softmax_stable(scores))
 # `[:num_tokens, :num_tokens]`; with a longer input the slice is too small, and the error
 # comes from deep inside the masking step:
 
+
 # %% tags=["raises-exception"] raises="RuntimeError: The size of tensor a (7) must match the size of tensor b (6)"
 class BookCausalScores(nn.Module):
     def __init__(self, d_in, d_out, context_length):
@@ -172,7 +176,7 @@ class BookCausalScores(nn.Module):
         self.register_buffer("mask", mask)
 
     def forward(self, x):
-        b, num_tokens, d_in = x.shape
+        num_tokens = x.shape[1]
         scores = self.W_query(x) @ self.W_key(x).transpose(1, 2)
         scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
         return scores

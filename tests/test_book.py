@@ -1,0 +1,190 @@
+"""The book's notebook plumbing (tools/book.py): execution, caching and the chapter rules."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import book
+import nbformat
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    """Each test executes into its own cache, never the repository's."""
+    monkeypatch.setattr(book, "CACHE", tmp_path / "cache")
+
+
+def write_chapter(directory: Path, source: str, name: str = "chapter.py") -> Path:
+    path = directory / name
+    path.write_text(textwrap.dedent(source).lstrip(), encoding="utf-8")
+    return path
+
+
+def outputs_of(path: Path) -> list[str]:
+    nb = nbformat.read(path, as_version=4)
+    return [
+        "".join(output.get("text", ""))
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for output in cell.outputs
+    ]
+
+
+def test_executes_once_then_reuses_the_cache(tmp_path):
+    chapter = write_chapter(
+        tmp_path,
+        """
+        # %% [markdown]
+        # # A chapter
+        # %%
+        print(6 * 7)
+        """,
+    )
+    path, ran = book.execute(chapter)
+    assert ran
+    assert path.name == "chapter.ipynb"
+    assert outputs_of(path) == ["42\n"]
+    assert book.execute(chapter) == (path, False)
+
+
+def test_a_changed_chapter_executes_again_and_replaces_the_old_result(tmp_path):
+    chapter = write_chapter(tmp_path, "# %%\nprint(1)\n")
+    first, _ = book.execute(chapter)
+    chapter.write_text("# %%\nprint(2)\n", encoding="utf-8")
+    second, ran = book.execute(chapter)
+    assert ran
+    assert second != first
+    assert not first.exists()
+    assert outputs_of(second) == ["2\n"]
+
+
+def test_cache_key_covers_the_package_and_the_torch_version(tmp_path, monkeypatch):
+    chapter = write_chapter(tmp_path, "# %%\nprint(1)\n")
+    package = tmp_path / "package"
+    package.mkdir()
+    (package / "module.py").write_text("x = 1\n", encoding="utf-8")
+    monkeypatch.setattr(book, "PACKAGE", package)
+    key = book.cache_key(chapter)
+    assert book.cache_key(chapter) == key
+
+    (package / "module.py").write_text("x = 2\n", encoding="utf-8")
+    changed_src = book.cache_key(chapter)
+    assert changed_src != key
+
+    real_version = book.importlib.metadata.version
+    monkeypatch.setattr(
+        book.importlib.metadata,
+        "version",
+        lambda name: "0.0.1" if name == "torch" else real_version(name),
+    )
+    assert book.cache_key(chapter) != changed_src
+
+
+def test_a_failing_cell_fails_with_the_chapter_named(tmp_path):
+    chapter = write_chapter(tmp_path, "# %%\nprint(1)\n# %%\n1 / 0\n")
+    message = r"chapter\.py, cell 1: raised ZeroDivisionError: division by zero\n1 / 0\n"
+    with pytest.raises(book.BookError, match=message):
+        book.execute(chapter)
+
+
+def test_a_marked_cell_must_raise_the_stated_error(tmp_path):
+    good = write_chapter(
+        tmp_path,
+        """
+        # %% tags=["raises-exception"] raises="ZeroDivisionError: division by zero"
+        1 / 0
+        # %%
+        print("after")
+        """,
+        name="good.py",
+    )
+    path, _ = book.execute(good)
+    assert outputs_of(path)[-1] == "after\n"
+
+    wrong_message = write_chapter(
+        tmp_path,
+        '# %% tags=["raises-exception"] raises="ZeroDivisionError: something else"\n1 / 0\n',
+        name="wrong_message.py",
+    )
+    with pytest.raises(book.BookError, match=r"cell 0: expected 'ZeroDivisionError: some"):
+        book.execute(wrong_message)
+
+    silent = write_chapter(
+        tmp_path,
+        '# %% tags=["raises-exception"] raises="ValueError"\nx = 1\n',
+        name="silent.py",
+    )
+    with pytest.raises(book.BookError, match=r"expected 'ValueError', but the cell raised nothing"):
+        book.execute(silent)
+
+
+def test_a_raising_cell_needs_both_the_tag_and_the_stated_error(tmp_path):
+    chapter = write_chapter(
+        tmp_path, '# %% tags=["raises-exception"]\nraise ValueError("x")\n', name="untold.py"
+    )
+    with pytest.raises(book.BookError, match=r"needs both the tag 'raises-exception' and"):
+        book.execute(chapter)
+
+
+def test_solutions_are_folded_into_details(tmp_path):
+    chapter = write_chapter(
+        tmp_path,
+        """
+        # %% [markdown]
+        # Exercise
+        # %% tags=["solution"]
+        print("answer")
+        # %% [markdown] tags=["solution"]
+        # Why it works
+        # %% [markdown]
+        # Next exercise
+        """,
+    )
+    path, _ = book.execute(chapter)
+    cells = nbformat.read(path, as_version=4).cells
+    kinds = [(c.cell_type, c.source.splitlines()[0]) for c in cells]
+    assert kinds == [
+        ("markdown", "Exercise"),
+        ("raw", '<details class="success"><summary>Solution</summary>'),
+        ("code", 'print("answer")'),
+        ("markdown", "Why it works"),
+        ("raw", "</details>"),
+        ("markdown", "Next exercise"),
+    ]
+
+
+class FakeFile:
+    def __init__(self, src_uri: str) -> None:
+        self.src_uri = src_uri
+
+
+class FakePage:
+    def __init__(self, src_uri: str) -> None:
+        self.file = FakeFile(src_uri)
+
+
+def test_notebook_pages_lose_cdn_scripts_and_gain_cross_references():
+    html = textwrap.dedent(
+        """
+        <!-- Load mathjax -->
+        <script src="https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/latest.js"> </script>
+        <!-- MathJax configuration -->
+        <script type="text/x-mathjax-config">MathJax.Hub.Config({});</script>
+        <!-- End of mathjax configuration -->
+        <script type="module">
+          import mermaid from "https://cdn.jsdelivr.net/npm/mermaid@11/dist/mermaid.esm.min.mjs";
+        </script>
+        <p>See [<code>causal_mask</code>][attention_mechanisms.functional.causal_mask].</p>
+        """
+    )
+    out = book.on_page_content(html, FakePage("chapter-3/a.py"), config=None, files=None)
+    assert "<script" not in out
+    assert "https://" not in out
+    assert (
+        '<autoref identifier="attention_mechanisms.functional.causal_mask">'
+        "<code>causal_mask</code></autoref>"
+    ) in out
+    # Markdown pages are left to MkDocs.
+    assert book.on_page_content(html, FakePage("index.md"), config=None, files=None) == html

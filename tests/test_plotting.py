@@ -1,0 +1,49 @@
+"""attention_mechanisms.plotting: heatmaps with alt text."""
+
+from __future__ import annotations
+
+import base64
+import re
+import struct
+
+import pytest
+import torch
+
+from attention_mechanisms.plotting import show_attention
+
+TOKENS = ["Your", "journey", "starts"]
+
+
+def png_size(png: bytes) -> tuple[int, int]:
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", png[16:24])
+
+
+def test_one_matrix_becomes_a_figure_with_alt_text_and_caption():
+    weights = torch.softmax(torch.randn(3, 3), dim=-1)
+    figure = show_attention(weights, TOKENS, caption="Figure 1 <test>", alt='A "heatmap" & more')
+    html = figure._repr_html_()
+    assert 'alt="A &quot;heatmap&quot; &amp; more"' in html
+    assert "<figcaption>Figure 1 &lt;test&gt;</figcaption>" in html
+    data = re.search(r'src="data:image/png;base64,([^"]+)"', html).group(1)
+    assert base64.b64decode(data) == figure._repr_png_()
+    png_size(figure.png)
+
+
+def test_one_panel_per_head():
+    one = show_attention(torch.rand(3, 3), TOKENS, caption="c", alt="a")
+    two = show_attention(torch.rand(2, 3, 3), TOKENS, caption="c", alt="a")
+    (w1, h1), (w2, h2) = png_size(one.png), png_size(two.png)
+    assert h1 == h2
+    assert w2 == pytest.approx(2 * w1, rel=0.02)
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match=r"must have shape \(3, 3\) or .*got shape \(3, 4\)"):
+        show_attention(torch.rand(3, 4), TOKENS, caption="c", alt="a")
+    with pytest.raises(ValueError, match=r"head_titles must have one title per panel \(2\); got 1"):
+        show_attention(torch.rand(2, 3, 3), TOKENS, caption="c", alt="a", head_titles=["x"])
+    with pytest.raises(ValueError, match=r"alt must describe the figure"):
+        show_attention(torch.rand(3, 3), TOKENS, caption="c", alt="  ")
+    with pytest.raises(TypeError, match=r"weights must have a floating-point dtype"):
+        show_attention(torch.ones(3, 3, dtype=torch.long), TOKENS, caption="c", alt="a")
