@@ -11,7 +11,7 @@ import nox
 
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["lint", "tests", "docs"]
+nox.options.sessions = ["lint", "tests", "examples", "docs"]
 
 CONSTRAINTS = ("-c", "constraints.txt")
 # mkdocs-material announces MkDocs 2 on every build; the project pins mkdocs<2 on purpose.
@@ -37,6 +37,16 @@ def lint(session: nox.Session) -> None:
     session.install(*CONSTRAINTS, "ruff")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def examples(session: nox.Session) -> None:
+    """Check every chapter output and docstring example against what its source states.
+
+    `nox -s examples -- --update` first rewrites the expected outputs from execution.
+    """
+    install_site(session)
+    session.run("python", "tools/book.py", "check", *session.posargs)
 
 
 @nox.session

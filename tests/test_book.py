@@ -188,3 +188,109 @@ def test_notebook_pages_lose_cdn_scripts_and_gain_cross_references():
     ) in out
     # Markdown pages are left to MkDocs.
     assert book.on_page_content(html, FakePage("index.md"), config=None, files=None) == html
+
+
+CHECKED = """
+# %% [markdown]
+# # Checked
+#
+# The answer is 0.333.
+# %%
+print(round(1 / 3, 4))
+# Out:
+# 0.3333
+"""
+
+
+def test_check_passes_and_counts(tmp_path):
+    chapter = write_chapter(tmp_path, CHECKED)
+    report = book.check(chapter)
+    assert report.errors == []
+    assert (report.checked, report.prose) == (1, 1)
+
+
+def test_one_changed_digit_in_an_expectation_fails(tmp_path):
+    chapter = write_chapter(tmp_path, CHECKED.replace("# 0.3333", "# 0.3334"))
+    (error,) = book.check(chapter).errors
+    assert "chapter.py, code cell 0 (line 5): output differs" in error
+    assert "expected 0.3334, got 0.3333" in error
+
+
+def test_a_code_change_that_alters_an_output_fails_and_update_repairs_it(tmp_path):
+    chapter = write_chapter(tmp_path, CHECKED.replace("1 / 3", "2 / 3"))
+    output_error, prose_error = book.check(chapter).errors
+    assert "expected 0.3333, got 0.6667" in output_error
+    assert "the prose quotes 0.333" in prose_error
+    assert book.update(chapter)
+    assert "# 0.6667" in chapter.read_text(encoding="utf-8")
+    report = book.check(chapter)
+    # The prose now quotes a number the chapter no longer prints.
+    assert report.errors == [
+        f"{chapter}, Markdown cell 0: the prose quotes 0.333, which no output of the chapter prints"
+    ]
+    assert not book.update(chapter)  # nothing left to rewrite
+
+
+def test_update_does_not_execute_again(tmp_path):
+    chapter = write_chapter(tmp_path, CHECKED.replace("# Out:\n# 0.3333\n", ""))
+    _, ran = book.execute(chapter)
+    assert ran
+    assert book.update(chapter)
+    assert book.execute(chapter)[1] is False  # expectations are not part of the cache key
+    assert book.check(chapter).errors == []
+
+
+def test_output_without_expectation_fails(tmp_path):
+    chapter = write_chapter(tmp_path, "# %%\nprint('hello')\n")
+    (error,) = book.check(chapter).errors
+    assert "printed output but states none" in error
+    assert "| hello" in error
+
+
+def test_nondeterministic_needs_a_reason(tmp_path):
+    with_reason = write_chapter(
+        tmp_path, '# %% nondeterministic="depends on the clock"\nimport time\nprint(time.time())\n'
+    )
+    report = book.check(with_reason)
+    assert report.errors == []
+    assert report.nondeterministic == [f"{with_reason}, line 1: depends on the clock"]
+
+    without = write_chapter(
+        tmp_path, '# %% nondeterministic=""\nprint(1)\n', name="without_reason.py"
+    )
+    (error,) = book.check(without).errors
+    assert "marked nondeterministic without a reason" in error
+
+
+def test_docstring_examples_pass():
+    report = book.check_docstrings()
+    assert report.errors == []
+    assert report.checked >= 20
+
+
+REAL_CHAPTERS = book.chapters()
+
+
+def edit_first_stated_digit(text: str) -> str:
+    """The chapter source with one digit of its first stated number changed."""
+    header, cells = book.expectations.split_cells(text)
+    for cell in cells:
+        for index, line in enumerate(cell.expected or []):
+            digits = [i for i, ch in enumerate(line) if ch.isdigit()]
+            if digits:
+                at = digits[-1]
+                changed = str((int(line[at]) + 5) % 10)
+                cell.expected[index] = line[:at] + changed + line[at + 1 :]
+                return book.expectations.join_cells(header, cells)
+    raise AssertionError("the chapter states no number")
+
+
+@pytest.mark.parametrize("chapter", REAL_CHAPTERS, ids=lambda p: p.name)
+def test_every_chapter_fails_when_a_stated_value_is_edited(chapter, monkeypatch):
+    # The real chapters share the repository's cache with the site build: execute once.
+    monkeypatch.setattr(book, "CACHE", book.ROOT / ".cache" / "book")
+    assert book.check(chapter).errors == []
+    errors = book.check(chapter, edit_first_stated_digit(chapter.read_text("utf-8"))).errors
+    assert len(errors) == 1
+    assert errors[0].startswith(f"{book._shown(chapter)}, code cell ")
+    assert "output differs from the source" in errors[0]

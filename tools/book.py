@@ -25,10 +25,13 @@ is built and points each chapter page at its executed notebook.
 from __future__ import annotations
 
 import argparse
+import doctest
 import hashlib
+import importlib
 import importlib.metadata
+import io
 import logging
-import os
+import pkgutil
 import posixpath
 import re
 import shutil
@@ -36,6 +39,7 @@ import sys
 import time
 from pathlib import Path
 
+import expectations
 import jupytext
 import nbformat
 from nbclient import NotebookClient
@@ -67,7 +71,8 @@ def cache_key(chapter: Path) -> str:
     """Hash of everything that can change what the chapter prints."""
     digest = hashlib.sha256()
     digest.update(Path(__file__).read_bytes())
-    digest.update(chapter.read_bytes())
+    # Expected outputs are not executed, so editing them does not execute the chapter again.
+    digest.update(expectations.strip_expected(chapter.read_text(encoding="utf-8")).encode())
     for path in sorted(PACKAGE.rglob("*.py")):
         digest.update(path.relative_to(PACKAGE).as_posix().encode())
         digest.update(path.read_bytes())
@@ -167,7 +172,8 @@ def execute(chapter: Path) -> tuple[Path, bool]:
     if target.exists():
         return target, False
 
-    nb = jupytext.read(chapter)
+    source = expectations.strip_expected(chapter.read_text(encoding="utf-8"))
+    nb = jupytext.reads(source, fmt="py:percent")
     nb.metadata["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3",
@@ -206,6 +212,149 @@ def execute(chapter: Path) -> tuple[Path, bool]:
     return target, True
 
 
+# --------------------------------------------------------------------------- checking
+
+
+class Report:
+    """What checking one chapter (or the docstrings) found."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.checked = 0  # outputs compared with their expectation
+        self.prose = 0  # numbers quoted in prose and found in the outputs
+        self.nondeterministic: list[str] = []  # "cell N: reason"
+        self.errors: list[str] = []
+
+
+def _pair_code_cells(
+    chapter: Path, nb: nbformat.NotebookNode, source_cells: list[expectations.SourceCell]
+) -> list[tuple[expectations.SourceCell, nbformat.NotebookNode]]:
+    """Match the source's code cells with the executed notebook's, in order."""
+    source_code = [cell for cell in source_cells if cell.is_code]
+    nb_code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    if len(source_code) != len(nb_code):
+        raise BookError(
+            f"{_shown(chapter)}: {len(source_code)} code cells in the source but "
+            f"{len(nb_code)} in the executed notebook; is a cell marker malformed?"
+        )
+    return list(zip(source_code, nb_code, strict=True))
+
+
+def check(chapter: Path, source_text: str | None = None) -> Report:
+    """Compare every output of ``chapter`` with what its source states.
+
+    Args:
+        chapter: The chapter source file.
+        source_text: Check these stated outputs instead of the file's (same code cells).
+    """
+    path, _ = execute(chapter)
+    nb = nbformat.read(path, as_version=4)
+    report = Report(_shown(chapter))
+    outputs = []
+    if source_text is None:
+        source_text = chapter.read_text(encoding="utf-8")
+    _, source_cells = expectations.split_cells(source_text)
+    for index, (source, cell) in enumerate(_pair_code_cells(chapter, nb, source_cells)):
+        where = f"{report.name}, code cell {index} (line {source.line})"
+        actual = expectations.output_text(cell)
+        reason = cell.metadata.get("nondeterministic")
+        if reason is not None:
+            if not isinstance(reason, str) or not reason.strip():
+                report.errors.append(
+                    f"{where}: marked nondeterministic without a reason; write "
+                    f'nondeterministic="why its output cannot be fixed"'
+                )
+            elif source.expected is not None:
+                report.errors.append(f"{where}: marked nondeterministic but states an output")
+            else:
+                report.nondeterministic.append(f"{report.name}, line {source.line}: {reason}")
+            continue
+        outputs.append(actual)
+        if source.expected is None:
+            if actual:
+                report.errors.append(
+                    f"{where}: printed output but states none; add a '{expectations.OUT}' "
+                    f"block (nox -s examples -- --update) or mark it nondeterministic\n"
+                    + "\n".join(f"    | {line}" for line in actual.splitlines())
+                )
+            continue
+        stated = "\n".join(source.expected)
+        mismatch = expectations.compare(stated, actual)
+        report.checked += 1
+        if mismatch is not None:
+            report.errors.append(
+                f"{where}: output differs from the source\n  {mismatch.describe()}\n"
+                + "\n".join(
+                    f"    {line}" for line in expectations.diff(stated, actual).splitlines()
+                )
+            )
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown":
+            continue
+        for number in expectations.prose_numbers(cell.source):
+            if expectations.appears_in(number, outputs):
+                report.prose += 1
+            else:
+                report.errors.append(
+                    f"{report.name}, Markdown cell {index}: the prose quotes {number}, which "
+                    f"no output of the chapter prints"
+                )
+    return report
+
+
+def update(chapter: Path) -> bool:
+    """Rewrite the expected-output blocks of ``chapter`` from its execution.
+
+    Returns:
+        Whether the file changed.
+    """
+    path, _ = execute(chapter)
+    nb = nbformat.read(path, as_version=4)
+    text = chapter.read_text(encoding="utf-8")
+    header, cells = expectations.split_cells(text)
+    for source, cell in _pair_code_cells(chapter, nb, cells):
+        actual = expectations.output_text(cell)
+        nondeterministic = cell.metadata.get("nondeterministic") is not None
+        source.expected = actual.splitlines() if actual and not nondeterministic else None
+    new = expectations.join_cells(header, cells)
+    if new != text:
+        chapter.write_text(new, encoding="utf-8")
+    return new != text
+
+
+class _NumericChecker(doctest.OutputChecker):
+    """Docstring examples follow the chapters' rules: numbers to their printed precision."""
+
+    def check_output(self, want: str, got: str, optionflags: int) -> bool:
+        return expectations.compare(want, got) is None
+
+    def output_difference(self, example: doctest.Example, got: str, optionflags: int) -> str:
+        mismatch = expectations.compare(example.want, got)
+        detail = mismatch.describe() if mismatch else ""
+        return f"  {detail}\n" + expectations.diff(example.want, got) + "\n"
+
+
+def check_docstrings(package: str = "attention_mechanisms") -> Report:
+    """Run every ``>>>`` example in the package, comparing outputs like the chapters do."""
+    root = importlib.import_module(package)
+    report = Report(f"docstrings of {package}")
+    finder = doctest.DocTestFinder(exclude_empty=True)
+    for info in pkgutil.walk_packages(root.__path__, prefix=f"{package}."):
+        module = importlib.import_module(info.name)
+        for test in finder.find(module):
+            if not test.examples:
+                continue
+            output = io.StringIO()
+            runner = doctest.DocTestRunner(checker=_NumericChecker(), optionflags=doctest.ELLIPSIS)
+            result = runner.run(test, out=output.write)
+            report.checked += result.attempted - result.failed
+            if result.failed:
+                report.errors.append(
+                    f"{test.name} ({_shown(Path(test.filename))}):\n{output.getvalue()}"
+                )
+    return report
+
+
 # --------------------------------------------------------------------------- MkDocs hook
 
 
@@ -227,6 +376,9 @@ def on_files(files, config):
             raise PluginError(str(error)) from None
         if ran:
             log.info("executed %s in %.1f s", file.src_uri, time.perf_counter() - start)
+        # The page shows exactly these outputs, so they must be the ones the source states.
+        for problem in check(chapter).errors:
+            log.warning(problem)
         # mkdocs-jupyter renders, and offers for download, whatever this path points at.
         file.abs_src_path = str(path)
 
@@ -278,32 +430,72 @@ def on_page_content(html, page, config, files):
 # --------------------------------------------------------------------------- CLI
 
 
+def _check_all(paths: list[Path], fix: bool) -> int:
+    reports = []
+    for chapter in paths:
+        if fix and update(chapter):
+            print(f"{_shown(chapter)}: expected outputs rewritten")
+        reports.append(check(chapter))
+    reports.append(check_docstrings())
+    for report in reports:
+        status = "ok" if not report.errors else f"{len(report.errors)} problem(s)"
+        print(f"{report.name}: {report.checked} outputs, {report.prose} prose numbers, {status}")
+        for error in report.errors:
+            print(f"error: {error}", file=sys.stderr)
+    chapter_reports = reports[:-1]
+    nondeterministic = [item for report in reports for item in report.nondeterministic]
+    print(
+        f"{sum(r.checked for r in chapter_reports)} outputs checked in {len(chapter_reports)} "
+        f"chapters, {reports[-1].checked} docstring examples, "
+        f"{sum(r.prose for r in reports)} prose numbers, "
+        f"{len(nondeterministic)} nondeterministic (reasons listed)"
+    )
+    for item in nondeterministic:
+        print(f"  nondeterministic: {item}")
+    failed = sum(len(report.errors) for report in reports)
+    if failed:
+        print(
+            f"{failed} problem(s); `nox -s examples -- --update` accepts intended changes",
+            file=sys.stderr,
+        )
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("execute", help="execute stale chapters; print what ran")
     run.add_argument("chapters", nargs="*", type=Path, help="default: every chapter")
+    verify = sub.add_parser(
+        "check", help="compare every output (chapters and docstrings) with what the source states"
+    )
+    verify.add_argument(
+        "--update", action="store_true", help="first rewrite the expected outputs from execution"
+    )
+    verify.add_argument("chapters", nargs="*", type=Path, help="default: every chapter")
     show = sub.add_parser("path", help="print the executed notebook's path (executing if stale)")
     show.add_argument("chapter", type=Path)
     args = parser.parse_args(argv)
 
-    if args.command == "path":
-        print(execute(args.chapter)[0])
-        return 0
-    todo = args.chapters or chapters()
-    executed = 0
-    for chapter in todo:
-        start = time.perf_counter()
-        try:
+    try:
+        if args.command == "path":
+            print(execute(args.chapter)[0])
+            return 0
+        if args.command == "check":
+            return _check_all(args.chapters or chapters(), fix=args.update)
+        todo = args.chapters or chapters()
+        executed = 0
+        for chapter in todo:
+            start = time.perf_counter()
             path, ran = execute(chapter)
-        except BookError as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 1
-        executed += ran
-        status = f"executed in {time.perf_counter() - start:.1f} s" if ran else "up to date"
-        print(f"{os.path.relpath(chapter, ROOT)}: {status} -> {os.path.relpath(path, ROOT)}")
-    print(f"{executed} of {len(todo)} chapters executed")
-    return 0
+            executed += ran
+            status = f"executed in {time.perf_counter() - start:.1f} s" if ran else "up to date"
+            print(f"{_shown(chapter)}: {status} -> {_shown(path)}")
+        print(f"{executed} of {len(todo)} chapters executed")
+        return 0
+    except BookError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from ._checks import check_floating
 __all__ = ["AttentionFigure", "show_attention"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class AttentionFigure:
     """A rendered heatmap with its description, shown as an image with alt text.
 
@@ -41,6 +41,9 @@ class AttentionFigure:
     png: bytes
     alt: str
     caption: str
+
+    def __repr__(self) -> str:
+        return f"AttentionFigure({self.caption!r})"
 
     def _repr_png_(self) -> bytes:
         return self.png

@@ -39,6 +39,9 @@ all_states, last_state = encoder(inputs.unsqueeze(0))  # a batch of one sentence
 
 print("one hidden state per input token:", all_states.shape)
 print("what a classic decoder receives: ", last_state.shape)
+# Out:
+# one hidden state per input token: torch.Size([1, 6, 4])
+# what a classic decoder receives:  torch.Size([1, 1, 4])
 
 # %% [markdown]
 # The encoder computed six hidden states, one after each token, but a classic decoder sees
@@ -70,6 +73,11 @@ context = weights @ states  # (4,): weighted average of the states
 print("weights:", weights)
 print("sum of weights:", weights.sum())
 print("context vector shape:", context.shape)
+# Out:
+# weights: tensor([0.1619, 0.1547, 0.1675, 0.1780, 0.1690, 0.1688],
+#        grad_fn=<SoftmaxBackward0>)
+# sum of weights: tensor(1., grad_fn=<SumBackward0>)
+# context vector shape: torch.Size([4])
 
 # %% [markdown]
 # Three years later, *Attention Is All You Need* (Vaswani et al., 2017) dropped the

@@ -53,6 +53,8 @@ attn_scores_2 = torch.empty(inputs.shape[0])
 for j, x_j in enumerate(inputs):
     attn_scores_2[j] = torch.dot(query, x_j)  # omega_2j
 print(attn_scores_2)
+# Out:
+# tensor([0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865])
 
 # %% [markdown]
 # The package's [`query_scores_loop`][attention_mechanisms.simple.query_scores_loop] is the
@@ -60,6 +62,8 @@ print(attn_scores_2)
 
 # %%
 print(query_scores_loop(query, inputs))
+# Out:
+# tensor([0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865])
 
 # %% [markdown]
 # "journey" scores highest with itself (1.4950) and with "starts" (1.4754), whose embedding
@@ -72,6 +76,9 @@ print(query_scores_loop(query, inputs))
 attn_weights_2_tmp = attn_scores_2 / attn_scores_2.sum()
 print("Attention weights:", attn_weights_2_tmp)
 print("Sum:", attn_weights_2_tmp.sum())
+# Out:
+# Attention weights: tensor([0.1455, 0.2278, 0.2249, 0.1285, 0.1077, 0.1656])
+# Sum: tensor(1.0000)
 
 # %% [markdown]
 # That sums to 1, but it would turn a negative score into a negative weight. The **softmax**
@@ -93,6 +100,9 @@ def softmax_naive(x):
 attn_weights_2_naive = softmax_naive(attn_scores_2)
 print("Attention weights:", attn_weights_2_naive)
 print("Sum:", attn_weights_2_naive.sum())
+# Out:
+# Attention weights: tensor([0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581])
+# Sum: tensor(1.)
 
 # %% [markdown]
 # ### Where the naive softmax breaks
@@ -106,6 +116,10 @@ big_scores = torch.tensor([100.0, 1.0, 0.0])
 print("naive: ", softmax_naive(big_scores))
 print("stable:", softmax_stable(big_scores))
 print("torch: ", torch.softmax(big_scores, dim=0))
+# Out:
+# naive:  tensor([nan, 0., 0.])
+# stable: tensor([1.0000e+00, 1.0089e-43, 3.7835e-44])
+# torch:  tensor([1.0000e+00, 1.0089e-43, 3.7835e-44])
 
 # %% [markdown]
 # The stable version subtracts the largest score $m$ before exponentiating. The factor
@@ -124,6 +138,9 @@ print("torch: ", torch.softmax(big_scores, dim=0))
 attn_weights_2 = torch.softmax(attn_scores_2, dim=0)
 print("Attention weights:", attn_weights_2)
 print("Sum:", attn_weights_2.sum())
+# Out:
+# Attention weights: tensor([0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581])
+# Sum: tensor(1.)
 
 # %% [markdown]
 # The last step multiplies each input vector by its weight and adds them up:
@@ -134,12 +151,16 @@ context_vec_2 = torch.zeros(query.shape)
 for j, x_j in enumerate(inputs):
     context_vec_2 += attn_weights_2[j] * x_j
 print(context_vec_2)
+# Out:
+# tensor([0.4419, 0.6515, 0.5683])
 
 # %% [markdown]
 # [`context_vector`][attention_mechanisms.simple.context_vector] packages that loop:
 
 # %%
 print(context_vector(attn_weights_2, inputs))
+# Out:
+# tensor([0.4419, 0.6515, 0.5683])
 
 # %% [markdown]
 # ## 3.3.2 Computing attention weights for all input tokens
@@ -153,6 +174,13 @@ for i, x_i in enumerate(inputs):
     for j, x_j in enumerate(inputs):
         attn_scores[i, j] = torch.dot(x_i, x_j)
 print(attn_scores)
+# Out:
+# tensor([[0.9995, 0.9544, 0.9422, 0.4753, 0.4576, 0.6310],
+#         [0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865],
+#         [0.9422, 1.4754, 1.4570, 0.8296, 0.7154, 1.0605],
+#         [0.4753, 0.8434, 0.8296, 0.4937, 0.3474, 0.6565],
+#         [0.4576, 0.7070, 0.7154, 0.3474, 0.6654, 0.2935],
+#         [0.6310, 1.0865, 1.0605, 0.6565, 0.2935, 0.9450]])
 
 # %% [markdown]
 # Entry $(i, j)$ is the dot product of row $i$ with row $j$, which is exactly what the
@@ -162,6 +190,14 @@ print(attn_scores)
 attn_scores = inputs @ inputs.T
 print(attn_scores)
 print(torch.allclose(attn_scores, attention_scores_loop(inputs)))
+# Out:
+# tensor([[0.9995, 0.9544, 0.9422, 0.4753, 0.4576, 0.6310],
+#         [0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865],
+#         [0.9422, 1.4754, 1.4570, 0.8296, 0.7154, 1.0605],
+#         [0.4753, 0.8434, 0.8296, 0.4937, 0.3474, 0.6565],
+#         [0.4576, 0.7070, 0.7154, 0.3474, 0.6654, 0.2935],
+#         [0.6310, 1.0865, 1.0605, 0.6565, 0.2935, 0.9450]])
+# True
 
 # %% [markdown]
 # Softmax along each row (`dim=-1`, the last dimension) turns the scores into weights; each
@@ -171,6 +207,14 @@ print(torch.allclose(attn_scores, attention_scores_loop(inputs)))
 attn_weights = torch.softmax(attn_scores, dim=-1)
 print(attn_weights)
 print("row sums:", attn_weights.sum(dim=-1))
+# Out:
+# tensor([[0.2098, 0.2006, 0.1981, 0.1242, 0.1220, 0.1452],
+#         [0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581],
+#         [0.1390, 0.2369, 0.2326, 0.1242, 0.1108, 0.1565],
+#         [0.1435, 0.2074, 0.2046, 0.1462, 0.1263, 0.1720],
+#         [0.1526, 0.1958, 0.1975, 0.1367, 0.1879, 0.1295],
+#         [0.1385, 0.2184, 0.2128, 0.1420, 0.0988, 0.1896]])
+# row sums: tensor([1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000])
 
 # %% [markdown]
 # The picture shows the same matrix. Each row is one query; darker cells are the tokens it
@@ -188,6 +232,8 @@ show_attention(
         "themselves, about 0.23 each."
     ),
 )
+# Out:
+# AttentionFigure('Figure 1. Attention weights of simplified self-attention (no trainable weights).')
 
 # %% [markdown]
 # Finally, all context vectors at once: row $i$ of $A X$ is $\sum_j \alpha_{ij} x^{(j)}$,
@@ -196,6 +242,13 @@ show_attention(
 # %%
 all_context_vecs = attn_weights @ inputs
 print(all_context_vecs)
+# Out:
+# tensor([[0.4421, 0.5931, 0.5790],
+#         [0.4419, 0.6515, 0.5683],
+#         [0.4431, 0.6496, 0.5671],
+#         [0.4304, 0.6298, 0.5510],
+#         [0.4671, 0.5910, 0.5266],
+#         [0.4177, 0.6503, 0.5645]])
 
 # %% [markdown]
 # The second row, $z^{(2)}$, is the context vector we computed with a loop in 3.3.1. The
@@ -203,6 +256,13 @@ print(all_context_vecs)
 
 # %%
 print(context_vectors(attention_weights(attention_scores(inputs)), inputs))
+# Out:
+# tensor([[0.4421, 0.5931, 0.5790],
+#         [0.4419, 0.6515, 0.5683],
+#         [0.4431, 0.6496, 0.5671],
+#         [0.4304, 0.6298, 0.5510],
+#         [0.4671, 0.5910, 0.5266],
+#         [0.4177, 0.6503, 0.5645]])
 
 # %% [markdown]
 # Nothing here was learned: the weights come straight from the embeddings. The next page

@@ -60,6 +60,10 @@ value_2 = x_2 @ W_value
 print("query:", query_2)
 print("key:  ", key_2)
 print("value:", value_2)
+# Out:
+# query: tensor([0.4306, 1.4551])
+# key:   tensor([0.4433, 1.1419])
+# value: tensor([0.3951, 1.0037])
 
 # %% [markdown]
 # To score "journey" against every token we need every token's key, and later every value.
@@ -70,6 +74,9 @@ keys = inputs @ W_key  # (6, 2)
 values = inputs @ W_value  # (6, 2)
 print("keys.shape:  ", keys.shape)
 print("values.shape:", values.shape)
+# Out:
+# keys.shape:   torch.Size([6, 2])
+# values.shape: torch.Size([6, 2])
 
 # %% [markdown]
 # The score of "journey" with itself is the dot product of its query and its own key,
@@ -78,6 +85,8 @@ print("values.shape:", values.shape)
 # %%
 attn_score_22 = query_2.dot(keys[1])
 print(attn_score_22)
+# Out:
+# tensor(1.8524)
 
 # %% [markdown]
 # and all six scores of query 2 are one vector-matrix product, $\omega_2 = q^{(2)} K^\top$:
@@ -85,6 +94,8 @@ print(attn_score_22)
 # %%
 attn_scores_2 = query_2 @ keys.T
 print(attn_scores_2)
+# Out:
+# tensor([1.2705, 1.8524, 1.8111, 1.0795, 0.5577, 1.5440])
 
 # %% [markdown]
 # ### Why the scores are scaled
@@ -106,6 +117,8 @@ print(attn_scores_2)
 d_k = keys.shape[-1]
 attn_weights_2 = torch.softmax(attn_scores_2 / d_k**0.5, dim=-1)
 print(attn_weights_2)
+# Out:
+# tensor([0.1500, 0.2264, 0.2199, 0.1311, 0.0906, 0.1820])
 
 # %% [markdown]
 # Finally the context vector of "journey" is the weighted sum of the values,
@@ -114,6 +127,8 @@ print(attn_weights_2)
 # %%
 context_vec_2 = attn_weights_2 @ values
 print(context_vec_2)
+# Out:
+# tensor([0.3061, 0.8210])
 
 # %% [markdown]
 # ## 3.4.2 Implementing a compact self-attention Python class
@@ -134,6 +149,13 @@ print(context_vec_2)
 torch.manual_seed(123)
 sa_v1 = SelfAttention_v1(d_in, d_out)
 print(sa_v1(inputs))
+# Out:
+# tensor([[0.2996, 0.8053],
+#         [0.3061, 0.8210],
+#         [0.3058, 0.8203],
+#         [0.2948, 0.7939],
+#         [0.2927, 0.7891],
+#         [0.2990, 0.8040]], grad_fn=<MmBackward0>)
 
 # %% [markdown]
 # [`SelfAttention_v2`][attention_mechanisms.self_attention.SelfAttention_v2] replaces the
@@ -145,6 +167,13 @@ print(sa_v1(inputs))
 torch.manual_seed(789)
 sa_v2 = SelfAttention_v2(d_in, d_out)
 print(sa_v2(inputs))
+# Out:
+# tensor([[-0.0739,  0.0713],
+#         [-0.0748,  0.0703],
+#         [-0.0749,  0.0702],
+#         [-0.0760,  0.0685],
+#         [-0.0763,  0.0679],
+#         [-0.0754,  0.0693]], grad_fn=<MmBackward0>)
 
 # %% [markdown]
 # These are the attention weights behind that output, row by row:
@@ -163,6 +192,8 @@ show_attention(
         "tokens almost equally; the column for Your is slightly darker than the others."
     ),
 )
+# Out:
+# AttentionFigure('Figure 2. Attention weights of SelfAttention_v2 after torch.manual_seed(789).')
 
 # %% [markdown]
 # Untrained weights give nearly uniform attention: nothing has been learned yet about which
@@ -176,6 +207,8 @@ show_attention(
 
 # %%
 print(nn.Linear(3, 2, bias=False).weight.shape)  # (d_out, d_in): stored transposed
+# Out:
+# torch.Size([2, 3])
 
 # %%
 torch.manual_seed(123)
@@ -190,6 +223,20 @@ with torch.no_grad():
 print(sa_v1(inputs))
 print(sa_v2(inputs))
 print("equal:", torch.allclose(sa_v1(inputs), sa_v2(inputs)))
+# Out:
+# tensor([[0.5085, 0.3508],
+#         [0.5084, 0.3508],
+#         [0.5084, 0.3506],
+#         [0.5074, 0.3471],
+#         [0.5076, 0.3446],
+#         [0.5077, 0.3493]], grad_fn=<MmBackward0>)
+# tensor([[0.5085, 0.3508],
+#         [0.5084, 0.3508],
+#         [0.5084, 0.3506],
+#         [0.5074, 0.3471],
+#         [0.5076, 0.3446],
+#         [0.5077, 0.3493]], grad_fn=<MmBackward0>)
+# equal: True
 
 # %% [markdown]
 # Both classes let every token look at every other token, including the ones that come after

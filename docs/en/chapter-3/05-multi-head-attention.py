@@ -53,6 +53,21 @@ mha = MultiHeadAttentionWrapper(d_in, d_out, context_length, dropout=0.0, num_he
 context_vecs = mha(batch)
 print(context_vecs)
 print("context_vecs.shape:", context_vecs.shape)
+# Out:
+# tensor([[[-0.4519,  0.2216,  0.4772,  0.1063],
+#          [-0.5874,  0.0058,  0.5891,  0.3257],
+#          [-0.6300, -0.0632,  0.6202,  0.3860],
+#          [-0.5675, -0.0843,  0.5478,  0.3589],
+#          [-0.5526, -0.0981,  0.5321,  0.3428],
+#          [-0.5299, -0.1081,  0.5077,  0.3493]],
+#
+#         [[-0.4519,  0.2216,  0.4772,  0.1063],
+#          [-0.5874,  0.0058,  0.5891,  0.3257],
+#          [-0.6300, -0.0632,  0.6202,  0.3860],
+#          [-0.5675, -0.0843,  0.5478,  0.3589],
+#          [-0.5526, -0.0981,  0.5321,  0.3428],
+#          [-0.5299, -0.1081,  0.5077,  0.3493]]], grad_fn=<CatBackward0>)
+# context_vecs.shape: torch.Size([2, 6, 4])
 
 # %% [markdown]
 # The first two columns come from the first head, the last two from the second. Both
@@ -82,6 +97,8 @@ show_attention(
         "differently over the earlier tokens."
     ),
 )
+# Out:
+# AttentionFigure('Figure 5. Causal attention weights of the two heads of MultiHeadAttentionWrapper.')
 
 # %% [markdown]
 # ### Choosing the output size
@@ -92,6 +109,20 @@ show_attention(
 # %%
 mha_small = MultiHeadAttentionWrapper(d_in, 1, context_length, dropout=0.0, num_heads=2)
 print(mha_small(batch))
+# Out:
+# tensor([[[0.0189, 0.2729],
+#          [0.2181, 0.3037],
+#          [0.2804, 0.3125],
+#          [0.2830, 0.2793],
+#          [0.2476, 0.2541],
+#          [0.2748, 0.2513]],
+#
+#         [[0.0189, 0.2729],
+#          [0.2181, 0.3037],
+#          [0.2804, 0.3125],
+#          [0.2830, 0.2793],
+#          [0.2476, 0.2541],
+#          [0.2748, 0.2513]]], grad_fn=<CatBackward0>)
 
 # %% [markdown]
 # ## 3.6.2 Implementing multi-head attention with weight splits
@@ -119,14 +150,35 @@ print(mha_small(batch))
 b, num_tokens, num_heads, head_dim = 1, 3, 2, 2
 projected = torch.arange(12.0).reshape(b, num_tokens, num_heads * head_dim)
 print(projected)  # (b, num_tokens, d_out): one row per token
+# Out:
+# tensor([[[ 0.,  1.,  2.,  3.],
+#          [ 4.,  5.,  6.,  7.],
+#          [ 8.,  9., 10., 11.]]])
 
 # %%
 split = projected.view(b, num_tokens, num_heads, head_dim)
 print(split)  # (b, num_tokens, num_heads, head_dim): each row cut into two heads
+# Out:
+# tensor([[[[ 0.,  1.],
+#           [ 2.,  3.]],
+#
+#          [[ 4.,  5.],
+#           [ 6.,  7.]],
+#
+#          [[ 8.,  9.],
+#           [10., 11.]]]])
 
 # %%
 per_head = split.transpose(1, 2)
 print(per_head)  # (b, num_heads, num_tokens, head_dim): head 0's tokens, then head 1's
+# Out:
+# tensor([[[[ 0.,  1.],
+#           [ 4.,  5.],
+#           [ 8.,  9.]],
+#
+#          [[ 2.,  3.],
+#           [ 6.,  7.],
+#           [10., 11.]]]])
 
 # %% [markdown]
 # `view` never moves data: it reinterprets the same memory with a new shape. `transpose`
@@ -136,6 +188,9 @@ print(per_head)  # (b, num_heads, num_tokens, head_dim): head 0's tokens, then h
 # %%
 print("contiguous after view:     ", split.is_contiguous(), split.stride())
 print("contiguous after transpose:", per_head.is_contiguous(), per_head.stride())
+# Out:
+# contiguous after view:      True (12, 4, 2, 1)
+# contiguous after transpose: False (12, 2, 4, 1)
 
 # %% [markdown]
 # To join the heads again we transpose back and flatten the last two dimensions. Because
@@ -147,6 +202,11 @@ print("contiguous after transpose:", per_head.is_contiguous(), per_head.stride()
 merged = per_head.transpose(1, 2).contiguous().view(b, num_tokens, num_heads * head_dim)
 print(merged)
 print("round trip is exact:", torch.equal(merged, projected))
+# Out:
+# tensor([[[ 0.,  1.,  2.,  3.],
+#          [ 4.,  5.,  6.,  7.],
+#          [ 8.,  9., 10., 11.]]])
+# round trip is exact: True
 
 # %% [markdown]
 # ### Batched matrix multiplication
@@ -173,6 +233,14 @@ a = torch.tensor(
     ]
 )
 print(a @ a.transpose(2, 3))
+# Out:
+# tensor([[[[1.3208, 1.1631, 1.2879],
+#           [1.1631, 2.2150, 1.8424],
+#           [1.2879, 1.8424, 2.0402]],
+#
+#          [[0.4391, 0.7003, 0.5903],
+#           [0.7003, 1.3737, 1.0620],
+#           [0.5903, 1.0620, 0.9912]]]])
 
 # %% [markdown]
 # That is one $3 \times 3$ product per head, computed in one call. Doing it head by head
@@ -183,6 +251,15 @@ first_head = a[0, 0, :, :]
 second_head = a[0, 1, :, :]
 print("first head:\n", first_head @ first_head.T)
 print("second head:\n", second_head @ second_head.T)
+# Out:
+# first head:
+#  tensor([[1.3208, 1.1631, 1.2879],
+#         [1.1631, 2.2150, 1.8424],
+#         [1.2879, 1.8424, 2.0402]])
+# second head:
+#  tensor([[0.4391, 0.7003, 0.5903],
+#         [0.7003, 1.3737, 1.0620],
+#         [0.5903, 1.0620, 0.9912]])
 
 # %% [markdown]
 # ### The class
@@ -199,6 +276,21 @@ mha = MultiHeadAttention(d_in, d_out, context_length, dropout=0.0, num_heads=2)
 context_vecs = mha(batch)
 print(context_vecs)
 print("context_vecs.shape:", context_vecs.shape)
+# Out:
+# tensor([[[0.3190, 0.4858],
+#          [0.2943, 0.3897],
+#          [0.2856, 0.3593],
+#          [0.2693, 0.3873],
+#          [0.2639, 0.3928],
+#          [0.2575, 0.4028]],
+#
+#         [[0.3190, 0.4858],
+#          [0.2943, 0.3897],
+#          [0.2856, 0.3593],
+#          [0.2693, 0.3873],
+#          [0.2639, 0.3928],
+#          [0.2575, 0.4028]]], grad_fn=<ViewBackward0>)
+# context_vecs.shape: torch.Size([2, 6, 2])
 
 # %% [markdown]
 # The output size is now `d_out` itself, whatever the number of heads. The per-head
@@ -221,6 +313,8 @@ show_attention(
         "query and key feature, so its weights follow a different pattern from the other."
     ),
 )
+# Out:
+# AttentionFigure('Figure 6. Causal attention weights of each head of MultiHeadAttention.')
 
 # %% [markdown]
 # ### At GPT-2's size
@@ -234,6 +328,9 @@ gpt2_mha = MultiHeadAttention(768, 768, context_length=1024, dropout=0.0, num_he
 num_params = sum(p.numel() for p in gpt2_mha.parameters())
 print(f"{num_params:,} parameters, head_dim = {gpt2_mha.head_dim}")
 print(f"check: {3 * 768 * 768 + 768 * 768 + 768:,}")
+# Out:
+# 2,360,064 parameters, head_dim = 64
+# check: 2,360,064
 
 # %% [markdown]
 # That is 2,360,064 parameters in one attention module; GPT-2 small has 12 of them, one per

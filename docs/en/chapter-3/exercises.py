@@ -50,6 +50,20 @@ with torch.no_grad():
 print(sa_v1(inputs))
 print(sa_v2(inputs))
 print("same outputs:", torch.allclose(sa_v1(inputs), sa_v2(inputs)))
+# Out:
+# tensor([[0.5085, 0.3508],
+#         [0.5084, 0.3508],
+#         [0.5084, 0.3506],
+#         [0.5074, 0.3471],
+#         [0.5076, 0.3446],
+#         [0.5077, 0.3493]], grad_fn=<MmBackward0>)
+# tensor([[0.5085, 0.3508],
+#         [0.5084, 0.3508],
+#         [0.5084, 0.3506],
+#         [0.5074, 0.3471],
+#         [0.5076, 0.3446],
+#         [0.5077, 0.3493]], grad_fn=<MmBackward0>)
+# same outputs: True
 
 # %% [markdown]
 # ## Exercise 3.2: Returning two-dimensional embedding vectors
@@ -65,6 +79,8 @@ torch.manual_seed(123)
 mha = MultiHeadAttentionWrapper(d_in=3, d_out=1, context_length=6, dropout=0.0, num_heads=2)
 context_vecs = mha(batch)
 print(context_vecs.shape)
+# Out:
+# torch.Size([2, 6, 2])
 
 # %% [markdown]
 # ## Exercise 3.3: Initialising GPT-2-size attention modules
@@ -80,6 +96,9 @@ print(f"{num_params:,} parameters")
 
 x = torch.randn(1, 1024, 768)  # one full-length sequence
 print(gpt2_mha(x).shape)
+# Out:
+# 2,360,064 parameters
+# torch.Size([1, 1024, 768])
 
 # %% [markdown] tags=["solution"]
 # The three projections have $768 \times 768$ weights each and no bias (`qkv_bias=False`),

@@ -40,6 +40,8 @@ context.transpose(1, 2).view(2, 6, 12)
 
 # %%
 print(context.transpose(1, 2).contiguous().view(2, 6, 12).shape)
+# Out:
+# torch.Size([2, 6, 12])
 
 # %% [markdown]
 # ## Calling x.shape(-1)
@@ -56,6 +58,8 @@ d_k = query.shape(-1)
 
 # %%
 print(query.shape[-1], query.size(-1))
+# Out:
+# 2 2
 
 # %% [markdown]
 # ## A trailing comma: self.d_out = d_out,
@@ -77,6 +81,8 @@ class Tiny(nn.Module):
 
 print("self.d_out is", Tiny(2).d_out)
 Tiny(2)(torch.randn(2, 6, 2))
+# Out:
+# self.d_out is (2,)
 
 # %% [markdown]
 # **Fix:** remove the comma. `print(type(self.d_out))` inside `__init__` finds it quickly.
@@ -97,6 +103,17 @@ right = torch.softmax(scores.masked_fill(hide, -torch.inf), dim=-1)
 wrong = torch.softmax(scores.masked_fill(keep, -torch.inf), dim=-1)  # the bug
 print("right (lower triangle):\n", right)
 print("wrong (future only, last row NaN):\n", wrong)
+# Out:
+# right (lower triangle):
+#  tensor([[1.0000, 0.0000, 0.0000, 0.0000],
+#         [0.5391, 0.4609, 0.0000, 0.0000],
+#         [0.4478, 0.0917, 0.4604, 0.0000],
+#         [0.1340, 0.4099, 0.3632, 0.0928]])
+# wrong (future only, last row NaN):
+#  tensor([[0.0000, 0.1813, 0.4468, 0.3719],
+#         [0.0000, 0.0000, 0.8581, 0.1419],
+#         [0.0000, 0.0000, 0.0000, 1.0000],
+#         [   nan,    nan,    nan,    nan]])
 
 # %% [markdown]
 # The wrong version hides the diagonal and everything before it, so the first token
@@ -132,6 +149,8 @@ class PlainMask(nn.Module):
 plain = PlainMask(3, 2, 6).to("meta")
 print("weights on", plain.W_query.weight.device, "- mask on", plain.mask.device)
 plain(batch.to("meta"))
+# Out:
+# weights on meta - mask on cpu
 
 # %% [markdown]
 # The mask is also missing from the checkpoint, while a buffer is saved with it:
@@ -139,6 +158,9 @@ plain(batch.to("meta"))
 # %%
 print("plain attribute:", list(PlainMask(3, 2, 6).state_dict()))
 print("buffer:         ", list(CausalAttention(3, 2, 6, 0.0).state_dict()))
+# Out:
+# plain attribute: ['W_query.weight', 'W_key.weight']
+# buffer:          ['mask', 'W_query.weight', 'W_key.weight', 'W_value.weight']
 
 # %% [markdown]
 # ## The naive softmax overflows
@@ -155,6 +177,9 @@ def softmax_naive(x):
 scores = torch.tensor([90.0, 10.0, 0.0])
 print("naive: ", softmax_naive(scores))
 print("stable:", softmax_stable(scores))
+# Out:
+# naive:  tensor([nan, 0., 0.])
+# stable: tensor([1.0000e+00, 1.8049e-35, 8.1940e-40])
 
 # %% [markdown]
 # **Fix:** use `torch.softmax`, which subtracts the maximum first.

@@ -1,0 +1,221 @@
+"""Expected outputs in chapter sources: parse them, compare them, rewrite them.
+
+A code cell states what it prints in a comment block at its end, headed ``# Out:``::
+
+    # %%
+    print(attn_scores_2)
+    # Out:
+    # tensor([0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865])
+
+The block is stripped before the chapter executes (so neither the page nor the downloaded
+notebook shows it twice) and compared with what the cell printed. A cell whose output cannot
+be fixed (a dropout pattern, a timing) is marked instead, with the reason:
+``# %% nondeterministic="the pattern depends on the PyTorch version and platform"``.
+
+Comparison: text must match exactly (trailing spaces aside), except numbers. A number with
+decimals matches within half a unit of its last printed decimal (plus 1e-9 relative slack
+for float formatting); integers, shapes, dtypes and every other character must be equal.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from dataclasses import dataclass
+
+OUT = "# Out:"
+_CELL_MARKER = re.compile(r"^# %%(?P<rest>.*)$")
+# A number standing on its own: not part of a name (Backward0, float32, x^1 stays text).
+_NUMBER = re.compile(r"(?<![\w.^])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+# Numbers a reader can compare with an output: at least three decimals.
+_PROSE_NUMBER = re.compile(r"(?<![\w.$\\])[-+]?\d+\.\d{3,}(?![\w$])")
+
+
+# --------------------------------------------------------------------------- the source
+
+
+@dataclass
+class SourceCell:
+    """One ``# %%`` cell of a chapter source, as text."""
+
+    line: int  # 1-based line of the marker in the source
+    marker: str  # the "# %% ..." line
+    body: list[str]  # the lines after it, expected block excluded
+    expected: list[str] | None  # the expected output lines, without "# "
+    trailing: list[str]  # blank lines after the cell
+
+    @property
+    def is_code(self) -> bool:
+        return not re.match(r"# %%\s*\[(markdown|md|raw)\]", self.marker)
+
+    def text(self) -> str:
+        lines = [self.marker, *self.body]
+        if self.expected is not None:
+            lines.append(OUT)
+            lines += [f"# {line}" if line else "#" for line in self.expected]
+        return "\n".join([*lines, *self.trailing])
+
+
+def split_cells(text: str) -> tuple[list[str], list[SourceCell]]:
+    """Split a percent-format source into its header lines and its cells."""
+    header: list[str] = []
+    cells: list[SourceCell] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if _CELL_MARKER.match(line):
+            cells.append(SourceCell(number, line, [], None, []))
+        elif cells:
+            cells[-1].body.append(line)
+        else:
+            header.append(line)
+    for cell in cells:
+        while cell.body and not cell.body[-1].strip():
+            cell.trailing.insert(0, cell.body.pop())
+        if cell.is_code and OUT in cell.body:
+            start = cell.body.index(OUT)
+            block = cell.body[start + 1 :]
+            for line in block:
+                if not line.startswith("#"):
+                    raise ValueError(
+                        f"line {line!r} follows '{OUT}' but is not a comment: the expected "
+                        "output block must be the last thing in its cell"
+                    )
+            cell.expected = [line[2:] if line.startswith("# ") else line[1:] for line in block]
+            cell.body = cell.body[:start]
+    return header, cells
+
+
+def join_cells(header: list[str], cells: list[SourceCell]) -> str:
+    return "\n".join([*header, *(cell.text() for cell in cells)]) + "\n"
+
+
+def strip_expected(text: str) -> str:
+    """The source without its expected-output blocks: what actually executes."""
+    header, cells = split_cells(text)
+    for cell in cells:
+        cell.expected = None
+    return join_cells(header, cells)
+
+
+# --------------------------------------------------------------------------- outputs
+
+
+def output_text(cell: dict) -> str:
+    """Everything a code cell showed as text: streams and the plain-text form of results.
+
+    Error outputs are left out: cells that must raise are checked by their ``raises`` tag.
+    """
+    parts = []
+    for output in cell.get("outputs", []):
+        kind = output.get("output_type")
+        if kind == "stream":
+            parts.append(output["text"])
+        elif kind in ("execute_result", "display_data"):
+            parts.append(output.get("data", {}).get("text/plain", "") + "\n")
+    return _normalise("".join(parts))
+
+
+def _normalise(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.rstrip("\n").splitlines())
+
+
+def _unit(number: str) -> float:
+    """Half of this is the rounding error a printed number can carry."""
+    mantissa, _, exponent = number.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    return 10.0 ** (int(exponent or 0) - decimals)
+
+
+def numbers_match(expected: str, actual: str) -> bool:
+    """``actual`` equals ``expected`` to the precision ``expected`` was printed with."""
+    is_float = any(c in expected for c in ".eE")
+    if not is_float or not any(c in actual for c in ".eE"):
+        return expected.lstrip("+") == actual.lstrip("+")
+    e, a = float(expected), float(actual)
+    return abs(a - e) <= 0.5 * _unit(expected) + 1e-9 * abs(e)
+
+
+@dataclass
+class Mismatch:
+    """Where an output first departs from its expectation."""
+
+    line: int  # 1-based line of the output
+    expected: str
+    actual: str
+    is_number: bool
+
+    def describe(self) -> str:
+        if self.is_number:
+            return (
+                f"first differing number, on output line {self.line}: expected {self.expected}, "
+                f"got {self.actual} (tolerance {0.5 * _unit(self.expected):.1g})"
+            )
+        return (
+            f"first difference, on output line {self.line}: expected {self.expected!r}, "
+            f"got {self.actual!r}"
+        )
+
+
+def _tokens(line: str) -> list[tuple[str, bool]]:
+    """A line as alternating text and number tokens."""
+    tokens, position = [], 0
+    for match in _NUMBER.finditer(line):
+        tokens.append((line[position : match.start()], False))
+        tokens.append((match.group(), True))
+        position = match.end()
+    tokens.append((line[position:], False))
+    return tokens
+
+
+def compare(expected: str, actual: str) -> Mismatch | None:
+    """Return the first mismatch between an expected and an actual output, or None."""
+    expected_lines = _normalise(expected).splitlines()
+    actual_lines = _normalise(actual).splitlines()
+    for number, (e_line, a_line) in enumerate(
+        zip(expected_lines, actual_lines, strict=False), start=1
+    ):
+        e_tokens, a_tokens = _tokens(e_line), _tokens(a_line)
+        if [n for _, n in e_tokens] != [n for _, n in a_tokens]:
+            return Mismatch(number, e_line, a_line, is_number=False)
+        for (e, is_number), (a, _) in zip(e_tokens, a_tokens, strict=True):
+            if is_number and not numbers_match(e, a):
+                return Mismatch(number, e, a, is_number=True)
+            if not is_number and e != a:
+                return Mismatch(number, e_line, a_line, is_number=False)
+    if len(expected_lines) != len(actual_lines):
+        line = min(len(expected_lines), len(actual_lines)) + 1
+        e = expected_lines[line - 1] if line <= len(expected_lines) else "<end of output>"
+        a = actual_lines[line - 1] if line <= len(actual_lines) else "<end of output>"
+        return Mismatch(line, e, a, is_number=False)
+    return None
+
+
+def diff(expected: str, actual: str) -> str:
+    lines = difflib.unified_diff(
+        _normalise(expected).splitlines(),
+        _normalise(actual).splitlines(),
+        "expected (in the chapter)",
+        "actual (executed)",
+        lineterm="",
+    )
+    return "\n".join(lines)
+
+
+_MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
+
+
+def prose_numbers(markdown: str) -> list[str]:
+    """Numbers with three or more decimals written in a Markdown cell, outside formulas."""
+    return _PROSE_NUMBER.findall(_MATH.sub(" ", markdown))
+
+
+def appears_in(number: str, outputs: list[str]) -> bool:
+    """A number quoted in prose matches some number printed by the chapter."""
+    for output in outputs:
+        for match in _NUMBER.finditer(output):
+            printed = match.group()
+            if any(c in printed for c in ".eE") and math.isclose(
+                float(printed), float(number), rel_tol=0, abs_tol=0.5 * _unit(number) + 1e-12
+            ):
+                return True
+    return False
