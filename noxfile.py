@@ -11,7 +11,7 @@ import nox
 
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["lint", "tests", "examples", "docs"]
+nox.options.sessions = ["lint", "tests", "examples", "docs", "browser"]
 
 CONSTRAINTS = ("-c", "constraints.txt")
 # mkdocs-material announces MkDocs 2 on every build; the project pins mkdocs<2 on purpose.
@@ -54,6 +54,17 @@ def docs(session: nox.Session) -> None:
     """Build the site into site/ in strict mode, executing the chapters that are stale."""
     install_site(session)
     session.run("mkdocs", "build", *session.posargs, env=DOCS_ENV)
+
+
+@nox.session
+def browser(session: nox.Session) -> None:
+    """Test the built site (run `docs` first) in Chromium: every page, links, search, 404.
+
+    Uses Debian's Chromium (`apt-get install -y chromium`, or set CHROMIUM to a binary);
+    without it the browser tests skip and say so. Screenshots go to build/screenshots/.
+    """
+    session.install(*CONSTRAINTS, "-e", ".[browser]")
+    session.run("pytest", "tests/browser", *session.posargs)
 
 
 @nox.session

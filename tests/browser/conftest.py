@@ -1,0 +1,95 @@
+"""Fixtures for testing the built site in a real browser (Debian's Chromium via Playwright).
+
+The site in site/ is served on 127.0.0.1 under the path of its site_url, as GitHub Pages
+serves a project site, with the 404 page for unknown URLs. Build it first: nox -s docs.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from browsing import CHROMIUM, CHROMIUM_ARGS, PREFIX, SCREENSHOTS, SITE, TRANSFER_SIZES
+
+
+class SiteHandler(SimpleHTTPRequestHandler):
+    """Serve site/ under PREFIX; anything else, or anything missing, gets the 404 page."""
+
+    def do_GET(self) -> None:
+        if not self.path.startswith(PREFIX):
+            self.send_error(404)
+            return
+        self.path = "/" + self.path[len(PREFIX) :]
+        super().do_GET()
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None):
+        if code != 404:
+            super().send_error(code, message, explain)
+            return
+        body = (SITE / "404.html").read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:  # keep the test output readable
+        pass
+
+
+@pytest.fixture(scope="session")
+def base_url() -> str:
+    if not (SITE / "index.html").exists():
+        pytest.fail("site/ is not built: run `nox -s docs` first", pytrace=False)
+    handler = functools.partial(SiteHandler, directory=str(SITE))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip(
+            f"Chromium not found at {CHROMIUM}: install it with `apt-get install -y chromium` "
+            "(or set CHROMIUM to its path) to run the browser tests"
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def context(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    yield context
+    context.close()
+
+
+@pytest.fixture(scope="session")
+def screenshots() -> Path:
+    shutil.rmtree(SCREENSHOTS, ignore_errors=True)
+    SCREENSHOTS.mkdir(parents=True)
+    return SCREENSHOTS
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if not TRANSFER_SIZES:
+        return
+    terminalreporter.section("transfer size per page (bytes, every response body)")
+    for page, size in sorted(TRANSFER_SIZES.items(), key=lambda item: -item[1]):
+        terminalreporter.write_line(f"{size:>10,}  /{page}")
+    largest = max(TRANSFER_SIZES, key=TRANSFER_SIZES.get)
+    terminalreporter.write_line(
+        f"{len(TRANSFER_SIZES)} pages; largest: /{largest} "
+        f"({TRANSFER_SIZES[largest] / 1024 / 1024:.2f} MiB)"
+    )

@@ -1,0 +1,55 @@
+"""Site-wide behaviour: search, the colour toggle, code copy, and the 404 page."""
+
+from __future__ import annotations
+
+
+def test_search_for_softmax_lists_the_chapter_and_opens_it(context, base_url):
+    page = context.new_page()
+    page.goto(base_url)
+    search = page.locator("input[data-md-component='search-query']")
+    search.click()
+    search.fill("softmax")
+    results = page.locator(".md-search-result__item > a")
+    results.first.wait_for()
+    hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
+    chapter = next(i for i, href in enumerate(hrefs) if "02-simple-self-attention" in href)
+    results.nth(chapter).click()
+    page.wait_for_url("**/02-simple-self-attention/**")
+    assert page.locator("h1").inner_text() == "Simplified self-attention"
+
+
+def test_light_dark_toggle(context, base_url):
+    page = context.new_page()
+    page.goto(base_url)
+    scheme = "document.body.getAttribute('data-md-color-scheme')"
+    assert page.evaluate(scheme) == "default"
+    page.locator("form[data-md-component='palette'] label:visible").first.click()
+    assert page.evaluate(scheme) == "slate"
+    page.locator("form[data-md-component='palette'] label:visible").first.click()
+    assert page.evaluate(scheme) == "default"
+
+
+def test_copy_button_copies_a_code_block(browser, base_url):
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    page.goto(base_url)
+    block = page.locator(".md-typeset pre:visible").first
+    block.hover()
+    block.locator("button[data-md-type='copy']").click()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied.strip() == block.locator("code").inner_text().strip()
+    assert "pip install" in copied
+    context.close()
+
+
+def test_unknown_url_shows_the_404_page(context, base_url):
+    page = context.new_page()
+    failed = []
+    page.on("requestfailed", lambda request: failed.append(request.url))
+    response = page.goto(base_url + "no/such/page/")
+    assert response.status == 404
+    assert "404" in page.locator("h1").inner_text()
+    page.wait_for_load_state("networkidle")
+    assert failed == []
+    assert page.locator("link[rel=stylesheet]").count() > 0
+    assert page.evaluate("getComputedStyle(document.body).fontFamily") != ""
