@@ -22,8 +22,9 @@ CHROMIUM_ARGS = [
 _site_url = re.search(r"^site_url:\s*(\S+)", (ROOT / "mkdocs.yml").read_text(), re.M).group(1)
 PREFIX = urlsplit(_site_url).path  # e.g. "/attention-mechanisms/"
 
-# Filled by test_pages.py, printed at the end of the run by conftest.py.
-TRANSFER_SIZES: dict[str, int] = {}
+# Filled by test_pages.py, printed at the end of the run by conftest.py:
+# page -> (bytes of every response body, number of requests, requests to other hosts).
+TRANSFER_SIZES: dict[str, tuple[int, int, int]] = {}
 
 
 def site_pages() -> list[str]:

@@ -85,11 +85,13 @@ def screenshots() -> Path:
 def pytest_terminal_summary(terminalreporter) -> None:
     if not TRANSFER_SIZES:
         return
-    terminalreporter.section("transfer size per page (bytes, every response body)")
-    for page, size in sorted(TRANSFER_SIZES.items(), key=lambda item: -item[1]):
-        terminalreporter.write_line(f"{size:>10,}  /{page}")
-    largest = max(TRANSFER_SIZES, key=TRANSFER_SIZES.get)
+    terminalreporter.section("transfer size per page (every response body)")
+    for page, (size, requests, _) in sorted(TRANSFER_SIZES.items(), key=lambda i: -i[1][0]):
+        terminalreporter.write_line(f"{size:>10,} bytes  {requests:>3} requests  /{page}")
+    largest = max(TRANSFER_SIZES, key=lambda page: TRANSFER_SIZES[page][0])
+    requests = sum(requests for _, requests, _ in TRANSFER_SIZES.values())
+    foreign = sum(foreign for _, _, foreign in TRANSFER_SIZES.values())
     terminalreporter.write_line(
-        f"{len(TRANSFER_SIZES)} pages; largest: /{largest} "
-        f"({TRANSFER_SIZES[largest] / 1024 / 1024:.2f} MiB)"
+        f"{len(TRANSFER_SIZES)} pages, {requests} requests, {foreign} to other hosts; largest: "
+        f"/{largest} ({TRANSFER_SIZES[largest][0] / 1024 / 1024:.2f} MiB)"
     )

@@ -53,6 +53,7 @@ def load(context, url: str):
 def test_page(context, base_url, screenshots, path):
     page, response, record = load(context, base_url + path)
     assert response.status == 200
+    TRANSFER_SIZES[path] = (0, len(record["responses"]), len(record["foreign"]))
     assert record["console"] == [], "console errors"
     assert record["foreign"] == [], "requests to other hosts"
     assert record["failed"] == [], "failed requests"
@@ -70,7 +71,11 @@ def test_page(context, base_url, screenshots, path):
     leftovers = RAW_TEX.findall(page.evaluate(PROSE_TEXT))
     assert leftovers == [], "raw TeX left on the page"
 
-    TRANSFER_SIZES[path] = sum(len(r.body()) for r in record["responses"] if r.status == 200)
+    TRANSFER_SIZES[path] = (
+        sum(len(r.body()) for r in record["responses"] if r.status == 200),
+        len(record["responses"]),
+        len(record["foreign"]),
+    )
     name = path.strip("/").replace("/", "__") or "home"
     page.screenshot(path=screenshots / f"{name}.desktop.png", full_page=True)
     page.set_viewport_size({"width": 390, "height": 844})

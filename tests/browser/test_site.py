@@ -8,7 +8,11 @@ def test_search_for_softmax_lists_the_chapter_and_opens_it(context, base_url):
     page.goto(base_url)
     search = page.locator("input[data-md-component='search-query']")
     search.click()
-    search.fill("softmax")
+    # The index loads in a web worker; a query typed before it is ready is dropped.
+    page.wait_for_function(
+        "() => !/Initializing/.test(document.querySelector('.md-search-result__meta').textContent)"
+    )
+    search.press_sequentially("softmax")  # Material searches on key events, as a reader types
     results = page.locator(".md-search-result__item > a")
     results.first.wait_for()
     hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
