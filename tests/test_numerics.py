@@ -7,6 +7,7 @@ import torch
 
 from attention_mechanisms import (
     CausalAttention,
+    FusedMultiHeadAttention,
     MultiHeadAttention,
     MultiHeadAttentionWrapper,
     SelfAttention_v1,
@@ -19,6 +20,7 @@ MODULES = {
     "CausalAttention": lambda: CausalAttention(5, 4, 8, 0.0, qkv_bias=True),
     "MultiHeadAttentionWrapper": lambda: MultiHeadAttentionWrapper(5, 2, 8, 0.0, num_heads=2),
     "MultiHeadAttention": lambda: MultiHeadAttention(5, 4, 8, 0.0, num_heads=2),
+    "FusedMultiHeadAttention": lambda: FusedMultiHeadAttention(5, 4, 8, 0.0, num_heads=2),
 }
 
 

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from attention_mechanisms import (
     CausalAttention,
+    FusedMultiHeadAttention,
     MultiHeadAttention,
     MultiHeadAttentionWrapper,
     SelfAttention_v1,
@@ -25,7 +26,7 @@ CONTEXT_LENGTH = 8
 @st.composite
 def causal_setups(draw):
     """A float64 causal module with random sizes and a random batch that fits it."""
-    kind = draw(st.sampled_from(["causal", "wrapper", "multihead"]))
+    kind = draw(st.sampled_from(["causal", "wrapper", "multihead", "fused"]))
     d_in = draw(st.integers(1, 6))
     num_heads = draw(st.integers(1, 3))
     head_dim = draw(st.integers(1, 3))
@@ -34,8 +35,10 @@ def causal_setups(draw):
         module = CausalAttention(d_in, head_dim, CONTEXT_LENGTH, 0.0, qkv_bias=True)
     elif kind == "wrapper":
         module = MultiHeadAttentionWrapper(d_in, head_dim, CONTEXT_LENGTH, 0.0, num_heads)
-    else:
+    elif kind == "multihead":
         module = MultiHeadAttention(d_in, num_heads * head_dim, CONTEXT_LENGTH, 0.0, num_heads)
+    else:
+        module = FusedMultiHeadAttention(d_in, num_heads * head_dim, CONTEXT_LENGTH, 0.0, num_heads)
     b, t = draw(st.integers(1, 3)), draw(st.integers(1, CONTEXT_LENGTH))
     x = torch.randn(b, t, d_in, dtype=torch.float64)
     return module.double(), x

@@ -9,6 +9,7 @@ import torch
 
 from attention_mechanisms import (
     CausalAttention,
+    FusedMultiHeadAttention,
     MultiHeadAttention,
     MultiHeadAttentionWrapper,
     SelfAttention_v1,
@@ -32,9 +33,18 @@ FACTORIES = {
             d_in, d_out, context_length, dropout, num_heads
         )
     ),
+    "FusedMultiHeadAttention": (
+        lambda d_in=3, d_out=2, context_length=6, dropout=0.0, num_heads=2: FusedMultiHeadAttention(
+            d_in, d_out, context_length, dropout, num_heads
+        )
+    ),
 }
-WITH_CONTEXT = ["CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention"]
-WITH_HEADS = ["MultiHeadAttentionWrapper", "MultiHeadAttention"]
+WITH_CONTEXT = [
+    "CausalAttention",
+    "MultiHeadAttentionWrapper",
+    "MultiHeadAttention",
+    "FusedMultiHeadAttention",
+]
 
 
 def size_arguments(names):
@@ -63,8 +73,9 @@ def test_non_integer_sizes(name, arg, bad, shown):
 
 def test_d_out_not_divisible_by_num_heads():
     message = "d_out must be divisible by num_heads; got d_out=10, num_heads=4 (remainder 2)"
-    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
-        MultiHeadAttention(3, 10, 6, 0.0, num_heads=4)
+    for cls in (MultiHeadAttention, FusedMultiHeadAttention):
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            cls(3, 10, 6, 0.0, num_heads=4)
 
 
 @pytest.mark.parametrize("name", WITH_CONTEXT)

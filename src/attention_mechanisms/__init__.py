@@ -6,6 +6,7 @@ the book's class names, constructor signatures and parameter names.
 
 from .causal import CausalAttention
 from .functional import causal_mask, scaled_dot_product_attention
+from .fused import FusedMultiHeadAttention, KVCache
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper
 from .self_attention import SelfAttention_v1, SelfAttention_v2
 from .simple import (
@@ -21,9 +22,12 @@ from .simple import (
     softmax_naive,
     softmax_stable,
 )
+from .tiled import tiled_attention
 
 __all__ = [
     "CausalAttention",
+    "FusedMultiHeadAttention",
+    "KVCache",
     "MultiHeadAttention",
     "MultiHeadAttentionWrapper",
     "SelfAttention_v1",
@@ -41,5 +45,6 @@ __all__ = [
     "simplified_self_attention",
     "softmax_naive",
     "softmax_stable",
+    "tiled_attention",
 ]
 __version__ = "0.1.0"

@@ -1,0 +1,207 @@
+r"""Fast causal multi-head attention: one projection, one fused kernel, and a KV cache.
+
+[MultiHeadAttention][attention_mechanisms.multihead.MultiHeadAttention] spells every step
+out: three projections, an explicit $T \times T$ score matrix, a mask, a softmax, dropout,
+a second matrix product. Production models compute the same function with two changes:
+
+1. **One projection** ``qkv = nn.Linear(d_in, 3 * d_out)`` instead of three: one larger
+   matrix product uses the hardware better than three small ones.
+2. **One attention kernel**, ``torch.nn.functional.scaled_dot_product_attention``, which
+   on recent PyTorch dispatches to a fused implementation (FlashAttention-style on CUDA
+   and on CPU). It never materialises the $T \times T$ weights, so its memory grows
+   linearly with the number of tokens instead of quadratically.
+
+For generation, [KVCache][attention_mechanisms.fused.KVCache] keeps the keys and values of
+the tokens seen so far, so each new token costs one query against the cache instead of
+recomputing the whole sequence.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F  # noqa: N812 (PyTorch's own convention)
+from torch import Tensor, nn
+
+from ._checks import check_dropout, check_heads, check_size, check_tokens
+from .functional import causal_mask
+from .multihead import MultiHeadAttention
+
+__all__ = ["FusedMultiHeadAttention", "KVCache"]
+
+
+class KVCache:
+    """Keys and values of the tokens already processed, for incremental decoding.
+
+    Pass the same cache to every call of
+    [FusedMultiHeadAttention.forward][attention_mechanisms.fused.FusedMultiHeadAttention.forward]
+    for one batch of sequences; each call appends the new tokens' keys and values.
+
+    Attributes:
+        keys: ``(b, h, S, d_head)``, or ``None`` before the first call.
+        values: ``(b, h, S, d_head)``, or ``None`` before the first call.
+    """
+
+    def __init__(self) -> None:
+        self.keys: Tensor | None = None
+        self.values: Tensor | None = None
+
+    def __len__(self) -> int:
+        """Number of cached positions ``S``."""
+        return 0 if self.keys is None else self.keys.shape[-2]
+
+    def append(self, keys: Tensor, values: Tensor) -> tuple[Tensor, Tensor]:
+        """Add the new positions and return all keys and values so far."""
+        if self.keys is None:
+            self.keys, self.values = keys, values
+        else:
+            self.keys = torch.cat((self.keys, keys), dim=-2)  # (b, h, S + T, d_head)
+            self.values = torch.cat((self.values, values), dim=-2)
+        return self.keys, self.values
+
+
+class FusedMultiHeadAttention(nn.Module):
+    r"""Causal multi-head attention with a combined QKV projection and PyTorch's fused kernel.
+
+    Computes exactly what [MultiHeadAttention][attention_mechanisms.multihead.MultiHeadAttention]
+    computes,
+
+    $$
+    \operatorname{head}_i = \operatorname{softmax}\!\left(
+        \frac{Q_i K_i^\top}{\sqrt{d_\text{head}}} + M\right) V_i,
+    \qquad \operatorname{out} = [\operatorname{head}_1 \| \cdots \| \operatorname{head}_h]
+        W_o + b_o,
+    $$
+
+    but with ``qkv = nn.Linear(d_in, 3 * d_out)`` (the rows of ``W_query``, ``W_key`` and
+    ``W_value`` stacked) and ``torch.nn.functional.scaled_dot_product_attention(...,
+    is_causal=True)`` in place of the explicit mask, softmax and matrix products. Dropout
+    on the attention weights applies in training mode only. There is no ``mask`` buffer: the
+    kernel applies causality itself, so ``context_length`` only bounds the input.
+
+    Shape notation:
+        - ``b``: batch size (optional)
+        - ``T``: number of new tokens; ``S``: tokens already in the cache
+        - ``h``: ``num_heads``; ``d_head``: ``head_dim = d_out // num_heads``
+
+    Args:
+        d_in: Size of each input embedding.
+        d_out: Size of the output, split evenly across the heads.
+        context_length: Longest sequence the module accepts (cache included).
+        dropout: Probability in ``[0, 1)`` of zeroing each attention weight in training.
+        num_heads: Number of heads; must divide ``d_out``.
+        qkv_bias: Give the query, key and value projections a bias term.
+
+    Raises:
+        TypeError: If a size is not an int or ``dropout`` is not a number.
+        ValueError: If a size is not positive, ``d_out`` is not divisible by ``num_heads``,
+            or ``dropout`` is outside ``[0, 1)``.
+
+    Example:
+        >>> _ = torch.manual_seed(123)
+        >>> mha = MultiHeadAttention(3, 4, context_length=6, dropout=0.0, num_heads=2)
+        >>> fused = FusedMultiHeadAttention.from_multihead_attention(mha)
+        >>> x = torch.rand(2, 6, 3)
+        >>> torch.allclose(fused(x), mha(x), atol=1e-6)
+        True
+    """
+
+    def __init__(
+        self,
+        d_in: int,
+        d_out: int,
+        context_length: int,
+        dropout: float,
+        num_heads: int,
+        qkv_bias: bool = False,
+    ) -> None:
+        super().__init__()
+        self.d_in = check_size("d_in", d_in)
+        self.d_out = check_size("d_out", d_out)
+        self.context_length = check_size("context_length", context_length)
+        self.num_heads = check_size("num_heads", num_heads)
+        self.head_dim = check_heads(d_out, num_heads)
+        self.dropout = check_dropout("dropout", dropout)
+        self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+
+    @classmethod
+    def from_multihead_attention(cls, mha: MultiHeadAttention) -> FusedMultiHeadAttention:
+        """Build a fused module holding the weights of a ``MultiHeadAttention``.
+
+        Args:
+            mha: The textbook module to copy.
+
+        Returns:
+            A ``FusedMultiHeadAttention`` on the same device and dtype that computes the same
+            outputs.
+
+        Raises:
+            TypeError: If ``mha`` is not a ``MultiHeadAttention``.
+        """
+        if not isinstance(mha, MultiHeadAttention):
+            raise TypeError(f"mha must be a MultiHeadAttention; got {type(mha).__name__}")
+        qkv_bias = mha.W_query.bias is not None
+        fused = cls(
+            mha.d_in, mha.d_out, mha.context_length, mha.dropout.p, mha.num_heads, qkv_bias
+        ).to(device=mha.out_proj.weight.device, dtype=mha.out_proj.weight.dtype)
+        with torch.no_grad():
+            # nn.Linear computes x @ weight.T, so stacking the weights' rows stacks the outputs.
+            fused.qkv.weight.copy_(
+                torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight])
+            )
+            if qkv_bias:
+                fused.qkv.bias.copy_(
+                    torch.cat([mha.W_query.bias, mha.W_key.bias, mha.W_value.bias])
+                )
+            fused.out_proj.load_state_dict(mha.out_proj.state_dict())
+        return fused.train(mha.training)
+
+    def forward(self, x: Tensor, kv_cache: KVCache | None = None) -> Tensor:
+        """Attend causally over ``x`` (and, with a cache, over the tokens before it).
+
+        Args:
+            x: ``(T, d_in)`` or ``(b, T, d_in)``, floating point.
+            kv_cache: Keys and values of earlier tokens. The new tokens' keys and values are
+                appended to it, and the new tokens attend to all cached positions plus the
+                new ones up to their own.
+
+        Returns:
+            ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
+
+        Raises:
+            TypeError: If ``x`` is not a floating-point tensor.
+            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, or the
+                cached plus new tokens exceed ``context_length``.
+        """
+        cached = 0 if kv_cache is None else len(kv_cache)
+        x = check_tokens(x, self.d_in, self.context_length if cached == 0 else None)
+        if cached + x.shape[-2] > self.context_length:
+            raise ValueError(
+                f"x has {x.shape[-2]} tokens and kv_cache holds {cached}, more than "
+                f"context_length={self.context_length} together; start a new KVCache"
+            )
+        xb = x if x.dim() == 3 else x.unsqueeze(0)  # (b, T, d_in)
+        b, num_tokens, _ = xb.shape
+
+        qkv = self.qkv(xb).view(b, num_tokens, 3, self.num_heads, self.head_dim)
+        queries, keys, values = qkv.permute(2, 0, 3, 1, 4)  # each (b, h, T, d_head)
+        if kv_cache is not None:
+            keys, values = kv_cache.append(keys, values)  # (b, h, S + T, d_head)
+
+        dropout_p = self.dropout if self.training else 0.0
+        if cached == 0 or num_tokens == 1:
+            # No cache: PyTorch's causal mask is right. One new token: it sees everything.
+            context = F.scaled_dot_product_attention(
+                queries, keys, values, dropout_p=dropout_p, is_causal=cached == 0
+            )
+        else:
+            # Several new tokens after a cache: they are the *last* T of S + T positions,
+            # while is_causal would align them with the first. Pass the mask explicitly.
+            keep = ~causal_mask(num_tokens, cached + num_tokens, device=x.device)
+            context = F.scaled_dot_product_attention(
+                queries, keys, values, attn_mask=keep, dropout_p=dropout_p
+            )
+
+        context = context.transpose(1, 2).reshape(b, num_tokens, self.d_out)  # (b, T, d_out)
+        out = self.out_proj(context)
+        return out if x.dim() == 3 else out.squeeze(0)

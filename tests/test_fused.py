@@ -1,0 +1,91 @@
+"""FusedMultiHeadAttention and its KV cache: the same function as MultiHeadAttention."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attention_mechanisms import FusedMultiHeadAttention, KVCache, MultiHeadAttention
+
+
+def pair(dtype: torch.dtype, qkv_bias: bool = True, seed: int = 0):
+    torch.manual_seed(seed)
+    mha = MultiHeadAttention(12, 24, 32, 0.0, num_heads=4, qkv_bias=qkv_bias).to(dtype)
+    return mha, FusedMultiHeadAttention.from_multihead_attention(mha)
+
+
+@pytest.mark.parametrize(("dtype", "tolerance"), [(torch.float64, 1e-10), (torch.float32, 1e-5)])
+@pytest.mark.parametrize("qkv_bias", [False, True])
+def test_same_output_as_multihead_attention(dtype, tolerance, qkv_bias):
+    mha, fused = pair(dtype, qkv_bias)
+    x = torch.randn(3, 17, 12, dtype=dtype)
+    assert fused.qkv.weight.dtype == dtype
+    assert (fused(x) - mha(x)).abs().max() <= tolerance
+    assert (fused(x[0]) - mha(x[0])).abs().max() <= tolerance  # unbatched input
+
+
+def test_same_gradients_as_multihead_attention():
+    mha, fused = pair(torch.float64)
+    x = torch.randn(2, 9, 12, dtype=torch.float64, requires_grad=True)
+    (grad_mha,) = torch.autograd.grad(mha(x).square().sum(), x)
+    (grad_fused,) = torch.autograd.grad(fused(x).square().sum(), x)
+    torch.testing.assert_close(grad_fused, grad_mha, rtol=0, atol=1e-10)
+
+
+def test_parameter_count_matches():
+    mha, fused = pair(torch.float32, qkv_bias=False)
+    count = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
+    assert count(fused) == count(mha)
+
+
+def test_token_by_token_with_a_cache_equals_one_full_pass():
+    _, fused = pair(torch.float64)
+    x = torch.randn(2, 20, 12, dtype=torch.float64)
+    full = fused(x)
+    cache = KVCache()
+    steps = [fused(x[:, t : t + 1], kv_cache=cache) for t in range(20)]
+    assert len(cache) == 20
+    torch.testing.assert_close(torch.cat(steps, dim=1), full, rtol=0, atol=1e-12)
+
+
+def test_chunks_after_a_cache_are_aligned_with_the_last_positions():
+    # Several queries at once after a cache: query i must see keys up to S + i, not up to i.
+    _, fused = pair(torch.float64)
+    x = torch.randn(1, 15, 12, dtype=torch.float64)
+    cache = KVCache()
+    chunks = [fused(x[:, :6], kv_cache=cache), fused(x[:, 6:11], kv_cache=cache)]
+    chunks.append(fused(x[:, 11:], kv_cache=cache))
+    torch.testing.assert_close(torch.cat(chunks, dim=1), fused(x), rtol=0, atol=1e-12)
+
+
+def test_dropout_in_training_only():
+    torch.manual_seed(1)
+    fused = FusedMultiHeadAttention(8, 8, 16, dropout=0.5, num_heads=2)
+    x = torch.randn(2, 10, 8)
+    fused.eval()
+    torch.testing.assert_close(fused(x), fused(x))
+    no_dropout = FusedMultiHeadAttention(8, 8, 16, dropout=0.0, num_heads=2)
+    no_dropout.load_state_dict(fused.state_dict())
+    torch.testing.assert_close(fused(x), no_dropout(x))
+    fused.train()
+    assert not torch.allclose(fused(x), no_dropout(x))
+
+
+def test_validation_matches_the_other_modules():
+    with pytest.raises(ValueError, match=r"^d_out must be divisible by num_heads; got d_out=10"):
+        FusedMultiHeadAttention(3, 10, 6, 0.0, num_heads=4)
+    with pytest.raises(ValueError, match=r"^dropout must be a float in \[0, 1\); got 1.0$"):
+        FusedMultiHeadAttention(3, 4, 6, 1.0, num_heads=2)
+    fused = FusedMultiHeadAttention(3, 4, 6, 0.0, num_heads=2)
+    with pytest.raises(ValueError, match=r"^x has 7 tokens, more than context_length=6"):
+        fused(torch.ones(1, 7, 3))
+    with pytest.raises(ValueError, match=r"^x must have last dimension d_in=3"):
+        fused(torch.ones(1, 5, 4))
+    with pytest.raises(TypeError, match=r"^x must have a floating-point dtype"):
+        fused(torch.ones(1, 5, 3, dtype=torch.long))
+    cache = KVCache()
+    fused(torch.ones(1, 4, 3), kv_cache=cache)
+    with pytest.raises(ValueError, match=r"^x has 3 tokens and kv_cache holds 4, more than"):
+        fused(torch.ones(1, 3, 3), kv_cache=cache)
+    with pytest.raises(TypeError, match=r"^mha must be a MultiHeadAttention; got Linear$"):
+        FusedMultiHeadAttention.from_multihead_attention(torch.nn.Linear(2, 2))
