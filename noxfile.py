@@ -1,4 +1,7 @@
-"""Developer sessions. `nox` runs every check; `nox -s serve` previews the site.
+"""Developer sessions.
+
+`nox` runs every check; `nox -s serve` previews the site; `nox -s bench` measures the
+attention implementations (it is not part of `nox`: timings are not checks).
 
 Every session uses a plain venv filled by pip with the pins in constraints.txt, so the
 CPU build of torch and the exact versions that printed the chapters' numbers are used.
@@ -65,6 +68,16 @@ def browser(session: nox.Session) -> None:
     """
     session.install(*CONSTRAINTS, "-e", ".[browser]")
     session.run("pytest", "tests/browser", *session.posargs)
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmark every attention implementation; print ratios, save JSON and a plot.
+
+    `nox -s bench -- --quick` runs small shapes in seconds. Results: build/bench/.
+    """
+    session.install(*CONSTRAINTS, "-e", ".[plot]")
+    session.run("python", "benchmarks/attention.py", *session.posargs)
 
 
 @nox.session

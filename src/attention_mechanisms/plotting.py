@@ -22,7 +22,7 @@ from torch import Tensor
 
 from ._checks import check_floating
 
-__all__ = ["AttentionFigure", "show_attention"]
+__all__ = ["AttentionFigure", "show_attention", "show_figure"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -132,6 +132,27 @@ def show_attention(
                 ax.text(
                     j, i, f"{value:.{decimals}f}", ha="center", va="center", color=color, fontsize=8
                 )
+    return show_figure(fig, caption=caption, alt=alt)
+
+
+def show_figure(fig: object, *, caption: str, alt: str) -> AttentionFigure:
+    """Render any matplotlib figure as an image with alt text and a caption, and close it.
+
+    Args:
+        fig: A ``matplotlib.figure.Figure``.
+        caption: Caption shown under the figure.
+        alt: Alt text describing what the figure shows.
+
+    Returns:
+        An [AttentionFigure][attention_mechanisms.plotting.AttentionFigure].
+
+    Raises:
+        ValueError: If ``alt`` is empty.
+    """
+    import matplotlib.pyplot as plt
+
+    if not alt.strip():
+        raise ValueError("alt must describe the figure for readers who cannot see it; got ''")
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)
     plt.close(fig)
