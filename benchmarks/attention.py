@@ -368,6 +368,9 @@ def plot(modules: dict, steps: dict, out: Path) -> None:
     for axis, label in ((middle, "milliseconds"), (right, "peak extra memory, MiB")):
         axis.set_xscale("log", base=2)
         axis.set_yscale("log")
+        axis.set_xticks(next(iter(steps.values()))["tokens"])
+        axis.xaxis.set_major_formatter("{x:.0f}")
+        axis.minorticks_off()
         axis.set_xlabel("tokens")
         axis.set_ylabel(label)
         axis.legend()

@@ -194,6 +194,7 @@ for name, values in step_times.items():
     left.plot(lengths, values, marker="o", label=name)
 left.set(xscale="log", yscale="log", xlabel="tokens", ylabel="milliseconds", title="Time")
 left.set_xticks(lengths, [str(t) for t in lengths])
+left.minorticks_off()
 left.legend()
 right.plot(
     lengths, [12 * t * t * 4 / 2**20 for t in lengths], marker="o", label="textbook: T x T scores"
@@ -205,6 +206,7 @@ right.set(
     xscale="log", yscale="log", xlabel="tokens", ylabel="MiB", title="Memory the step must hold"
 )
 right.set_xticks(lengths, [str(t) for t in lengths])
+right.minorticks_off()
 right.legend()
 show_figure(
     fig,
