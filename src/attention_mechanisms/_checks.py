@@ -104,3 +104,25 @@ def check_same_dtype(**tensors: torch.Tensor) -> None:
     if len(set(dtypes.values())) > 1:
         listed = ", ".join(f"{name}={dtype}" for name, dtype in dtypes.items())
         raise TypeError(f"{', '.join(dtypes)} must share one dtype; got {listed}")
+
+
+def check_qkv(query: object, key: object, value: object) -> None:
+    """Check that ``(..., L, d_k)``, ``(..., S, d_k)`` and ``(..., S, d_v)`` fit together."""
+    for name, tensor in (("query", query), ("key", key), ("value", value)):
+        check_floating(name, tensor)
+        if tensor.dim() < 2:
+            raise ValueError(
+                f"{name} must have at least 2 dimensions (..., tokens, features); "
+                f"got shape {tuple(tensor.shape)}"
+            )
+    check_same_dtype(query=query, key=key, value=value)
+    if query.shape[-1] != key.shape[-1]:
+        raise ValueError(
+            "query and key must have the same last dimension d_k; "
+            f"got query {tuple(query.shape)} and key {tuple(key.shape)}"
+        )
+    if key.shape[-2] != value.shape[-2]:
+        raise ValueError(
+            "key and value must have the same number of positions S (dimension -2); "
+            f"got key {tuple(key.shape)} and value {tuple(value.shape)}"
+        )

@@ -24,7 +24,7 @@ import math
 import torch
 from torch import Tensor
 
-from ._checks import check_dropout, check_floating, check_hide_mask, check_same_dtype, check_size
+from ._checks import check_dropout, check_hide_mask, check_qkv, check_size
 
 __all__ = ["causal_mask", "scaled_dot_product_attention"]
 
@@ -129,24 +129,7 @@ def scaled_dot_product_attention(
         tensor([[1.0000, 0.0000],
                 [0.3302, 0.6698]])
     """
-    for name, tensor in (("query", query), ("key", key), ("value", value)):
-        check_floating(name, tensor)
-        if tensor.dim() < 2:
-            raise ValueError(
-                f"{name} must have at least 2 dimensions (..., tokens, features); "
-                f"got shape {tuple(tensor.shape)}"
-            )
-    check_same_dtype(query=query, key=key, value=value)
-    if query.shape[-1] != key.shape[-1]:
-        raise ValueError(
-            "query and key must have the same last dimension d_k; "
-            f"got query {tuple(query.shape)} and key {tuple(key.shape)}"
-        )
-    if key.shape[-2] != value.shape[-2]:
-        raise ValueError(
-            "key and value must have the same number of positions S (dimension -2); "
-            f"got key {tuple(key.shape)} and value {tuple(value.shape)}"
-        )
+    check_qkv(query, key, value)
     dropout_p = check_dropout("dropout_p", dropout_p)
     num_queries, num_keys = query.shape[-2], key.shape[-2]
 

@@ -30,7 +30,7 @@ import math
 import torch
 from torch import Tensor
 
-from ._checks import check_floating, check_same_dtype, check_size
+from ._checks import check_qkv, check_size
 
 __all__ = ["tiled_attention"]
 
@@ -77,19 +77,7 @@ def tiled_attention(
         >>> torch.allclose(tiled_attention(q, k, v, block_size=3), reference, atol=1e-6)
         True
     """
-    for name, tensor in (("query", query), ("key", key), ("value", value)):
-        check_floating(name, tensor)
-        if tensor.dim() < 2:
-            raise ValueError(
-                f"{name} must have at least 2 dimensions (..., tokens, features); "
-                f"got shape {tuple(tensor.shape)}"
-            )
-    check_same_dtype(query=query, key=key, value=value)
-    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
-        raise ValueError(
-            "query (..., L, d_k), key (..., S, d_k) and value (..., S, d_v) do not fit; got "
-            f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}"
-        )
+    check_qkv(query, key, value)
     if not query.shape[:-2] == key.shape[:-2] == value.shape[:-2]:
         raise ValueError(
             "query, key and value must have the same leading dimensions; got "
