@@ -3,7 +3,7 @@
 Chapters are Jupytext "percent" scripts (``docs/<lang>/**/*.py``). Each is executed into a
 notebook with outputs, cached under ``.cache/book/`` with a key made of
 
-- the chapter's source,
+- the chapter's source, without its expected-output blocks,
 - every file of ``src/attention_mechanisms/``,
 - the installed torch version and the Python version,
 - this file,
@@ -17,9 +17,14 @@ Executing also checks the chapter: a cell that raises fails the build, unless it
 ``# %% tags=["raises-exception"] raises="ValueError: d_out must be divisible"``; the build
 then fails if the cell does *not* raise that error.
 
-Use it from the command line (``python tools/book.py --help``) or as a MkDocs hook
-(``hooks: [tools/book.py]`` in ``mkdocs.yml``), which executes stale chapters when the site
-is built and points each chapter page at its executed notebook.
+Checking compares every output with the ``# Out:`` block its cell states (see
+``tools/expectations.py``), and runs the package's docstring examples the same way.
+
+Use it from the command line (``python tools/book.py --help``: ``execute``, ``check
+[--update]``, ``path``) or as a MkDocs hook (``hooks: [tools/book.py]`` in ``mkdocs.yml``),
+which executes stale chapters when the site is built, reports any output that differs from
+its source as a warning (so a strict build fails), and points each chapter page at its
+executed notebook.
 """
 
 from __future__ import annotations
@@ -359,7 +364,7 @@ def check_docstrings(package: str = "attention_mechanisms") -> Report:
 
 
 def on_files(files, config):
-    """Execute stale chapters and point each chapter page at its executed notebook."""
+    """Execute stale chapters, check their outputs, point each page at its notebook."""
     from mkdocs.structure.files import File
 
     docs_dir = Path(config["docs_dir"]).resolve()
