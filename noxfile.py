@@ -3,60 +3,228 @@
 `nox` runs every check; `nox -s serve` previews the site; `nox -s bench` measures the
 attention implementations (it is not part of `nox`: timings are not checks).
 
-Every session uses a plain venv filled by pip with the pins in constraints.txt, so the
-CPU build of torch and the exact versions that printed the chapters' numbers are used.
-Environments are reused between runs; `nox -R` skips even the install step.
+Torch is large (750 MB installed, even as a CPU build), so it is installed once: every
+session that imports the package (tests, examples, docs, serve, bench) runs in one shared
+environment, `.nox/package`, filled by pip with the pins in constraints.txt. `lint`,
+`pins`, `build` and `browser` get small environments of their own without torch.
+
+Which torch build, when torch is installed (delete `.nox/package` to change it later):
+
+1. `TORCH_INDEX_URL` if set, e.g. `https://download.pytorch.org/whl/cu128` for CUDA 12.8;
+2. else a wheel that pip already finds on this machine (its find-links) and that matches
+   the pin: pip then contacts no index for torch at all;
+3. else, on Linux, PyTorch's CPU index (PyPI's Linux wheel is a CUDA build: 2.7 GB in all);
+   on macOS and Windows, PyPI, whose wheels there are CPU builds already.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+
 import nox
 
+nox.needs_version = ">=2025.2.9"  # nox.project.dependency_groups
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["lint", "tests", "examples", "docs", "browser"]
+nox.options.sessions = ["lint", "pins", "build", "tests", "examples", "docs", "browser"]
 
-CONSTRAINTS = ("-c", "constraints.txt")
+ROOT = Path(__file__).resolve().parent
+PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
+CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+PACKAGE_ENV = ROOT / ".nox" / "package"
+PACKAGE_BIN = PACKAGE_ENV / ("Scripts" if os.name == "nt" else "bin")
 # mkdocs-material announces MkDocs 2 on every build; the project pins mkdocs<2 on purpose.
 DOCS_ENV = {"NO_MKDOCS_2_WARNING": "1"}
 
 
-def install_site(session: nox.Session) -> None:
-    """The package with the docs tools, and the front-end files the site serves itself."""
-    session.install(*CONSTRAINTS, "-e", ".[docs]")
-    session.run("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error", external=True)
+def pinned_version(name: str) -> str:
+    """The version that constraints.txt pins for ``name``."""
+    pins = (ROOT / "constraints.txt").read_text(encoding="utf-8")
+    return re.search(rf"^{re.escape(name)}==(\S+)$", pins, re.M | re.I).group(1)
 
 
-@nox.session
-def tests(session: nox.Session) -> None:
-    """Run the test suite and the docstring examples (pytest; extra args go to pytest)."""
-    session.install(*CONSTRAINTS, "-e", ".[test,docs]")
-    session.run("pytest", *session.posargs)
+def local_torch_wheel(python: str | os.PathLike, environ: Mapping[str, str]) -> bool:
+    """Whether pip, with no index at all, finds a torch wheel that satisfies the pin.
+
+    Only pip's find-links are searched (from its configuration or ``PIP_FIND_LINKS``), so
+    this never touches the network.
+    """
+    probe = [python, "-m", "pip", "install", "--dry-run", "--quiet", "--no-index", "--no-deps"]
+    probe += ["--ignore-installed", "--only-binary=torch", *CONSTRAINTS, "torch"]
+    return subprocess.run(probe, env=dict(environ), capture_output=True).returncode == 0
+
+
+def torch_source(
+    python: str | os.PathLike,
+    environ: Mapping[str, str] = os.environ,
+    platform: str = sys.platform,
+) -> list[str]:
+    """The pip options that choose where the pinned torch comes from (see the module doc)."""
+    if url := environ.get("TORCH_INDEX_URL"):
+        return ["--index-url", url]
+    if local_torch_wheel(python, environ):
+        return ["--no-index"]
+    if platform.startswith("linux"):
+        return ["--index-url", TORCH_CPU_INDEX]
+    return []
+
+
+def installed_torch() -> str | None:
+    """The version of torch in the shared environment, e.g. '2.13.0+cpu', or None."""
+    for site in ("lib/python*/site-packages", "Lib/site-packages"):
+        for dist_info in PACKAGE_ENV.glob(f"{site}/torch-*.dist-info"):
+            return dist_info.name.removeprefix("torch-").removesuffix(".dist-info")
+    return None
+
+
+_package_python: str | None = None  # set once the shared environment is ready in this run
+
+
+def package_python(session: nox.Session) -> str:
+    """Create or update the shared environment (once per nox run); return its interpreter.
+
+    Torch is installed first, alone and without its dependencies, from the source that
+    `torch_source` picks; then the package with every group the sessions need. A torch
+    that already matches the pin is kept, whatever its build.
+    """
+    global _package_python
+    if _package_python:
+        return _package_python
+    python = PACKAGE_BIN / ("python.exe" if os.name == "nt" else "python")
+    if not python.exists():
+        session.run_install(sys.executable, "-m", "venv", str(PACKAGE_ENV))
+    pip = (str(python), "-m", "pip", "install", "--quiet", *CONSTRAINTS)
+    installed, pinned = installed_torch(), pinned_version("torch")
+    extra: tuple[str, ...] = ()
+    if installed and installed.split("+")[0] == pinned:
+        session.log(f"torch {installed}, already installed")
+        if os.environ.get("TORCH_INDEX_URL"):
+            session.warn("TORCH_INDEX_URL is ignored: delete .nox/package to change the build")
+    else:
+        source = torch_source(python)
+        session.log(f"torch {pinned} from {' '.join(source) or 'the default index'}")
+        session.run_install(*pip, "--no-deps", *source, "torch")
+        if url := os.environ.get("TORCH_INDEX_URL"):
+            extra = ("--extra-index-url", url)  # for what that build needs, e.g. ROCm's triton
+    groups = nox.project.dependency_groups(PYPROJECT, "test", "docs")
+    session.run_install(*pip, *extra, "-e", f"{ROOT}[plot]", *groups)
+    _package_python = str(python)
+    return _package_python
+
+
+def npm_ci(session: nox.Session) -> None:
+    """The front-end files the site serves itself (MathJax), exactly as package-lock.json says."""
+    session.run("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """Check style and formatting with ruff (package, tests, tools and chapters)."""
-    session.install(*CONSTRAINTS, "ruff")
+    """Check style and formatting with ruff, and the GitHub workflows with zizmor."""
+    session.install(*CONSTRAINTS, *nox.project.dependency_groups(PYPROJECT, "lint"))
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("zizmor", "--offline", ".github/workflows/")
+
+
+def python_floor() -> tuple[int, int]:
+    """The lowest Python that pyproject.toml's requires-python admits, e.g. (3, 11)."""
+    spec = PYPROJECT["project"]["requires-python"]
+    match = re.fullmatch(r">=\s*3\.(\d+)", spec)
+    if not match:
+        raise ValueError(f"requires-python must read '>=3.N'; got {spec!r}")
+    return 3, int(match[1])
+
+
+def python_classifiers() -> list[str]:
+    """The Python versions that pyproject.toml's classifiers name, e.g. ['3.11', '3.12']."""
+    versions = (c.rpartition(" :: ")[2] for c in PYPROJECT["project"]["classifiers"])
+    return [v for v in versions if re.fullmatch(r"3\.\d+", v)]
 
 
 @nox.session
+def pins(session: nox.Session) -> None:
+    """Every pin installs on the lowest Python that the project states, not on the one before.
+
+    pip resolves each pin's wheel for a given Python version without installing anything,
+    so a pin whose Requires-Python raises the floor fails here, as does a floor set too
+    high. The pins must also install on every Python version the classifiers name, and the
+    README and the home page must state the floor.
+    """
+    major, minor = python_floor()
+    resolve = ["python", "-m", "pip", "install", "--dry-run", "--quiet", "--no-deps"]
+    resolve += ["--only-binary=:all:", "--target", session.create_tmp()]
+    resolve += ["-r", str(ROOT / "constraints.txt"), "--python-version"]
+    for version in sorted({f"{major}.{minor}", *python_classifiers()}):
+        session.run(*resolve, version)
+    below = f"{major}.{minor - 1}"
+    output = session.run(*resolve, below, success_codes=[0, 1], silent=True, log=False) or ""
+    if not output.strip():
+        session.error(
+            f"the pins also install on Python {below}: lower requires-python in "
+            "pyproject.toml, the README and docs/en/index.md to it"
+        )
+    if "Requires-Python" not in output:
+        session.error(f"pip could not check the pins on Python {below}:\n{output}")
+    for page in ("README.md", "docs/en/index.md"):
+        if f"Python {major}.{minor} or newer" not in (ROOT / page).read_text(encoding="utf-8"):
+            session.error(f"{page} must say 'Python {major}.{minor} or newer'")
+    session.log(f"the pins install on Python {major}.{minor} and need at least that")
+
+
+@nox.session
+def build(session: nox.Session) -> None:
+    """Build the sdist and the wheel into dist/, then check them with twine."""
+    session.install(*CONSTRAINTS, *nox.project.dependency_groups(PYPROJECT, "build"))
+    dist = ROOT / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    session.run("python", "-m", "build", "--outdir", str(dist), str(ROOT))
+    session.run("twine", "check", "--strict", *map(str, sorted(dist.glob("*"))))
+    # The wheel holds the package, every file of it, and nothing else but its metadata.
+    package = ROOT / "src" / "attention_mechanisms"
+    expected = {f"attention_mechanisms/{path.name}" for path in package.iterdir() if path.is_file()}
+    (wheel,) = dist.glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    packaged = {name for name in names if not name.split("/")[0].endswith(".dist-info")}
+    if packaged != expected:
+        session.error(
+            f"{wheel.name}: unexpected {sorted(packaged - expected)}, "
+            f"missing {sorted(expected - packaged)}"
+        )
+    session.log(f"{wheel.name}: the {len(expected)} files of the package, py.typed included")
+
+
+@nox.session(venv_backend="none")
+def tests(session: nox.Session) -> None:
+    """Run the test suite and the docstring examples (pytest; extra args go to pytest)."""
+    python = package_python(session)
+    session.run(python, "-m", "pytest", *session.posargs)
+
+
+@nox.session(venv_backend="none")
 def examples(session: nox.Session) -> None:
     """Check every chapter output and docstring example against what its source states.
 
     `nox -s examples -- --update` first rewrites the expected outputs from execution.
     """
-    install_site(session)
-    session.run("python", "tools/book.py", "check", *session.posargs)
+    python = package_python(session)
+    npm_ci(session)
+    session.run(python, "tools/book.py", "check", *session.posargs)
 
 
-@nox.session
+@nox.session(venv_backend="none")
 def docs(session: nox.Session) -> None:
     """Build the site into site/ in strict mode, executing the chapters that are stale."""
-    install_site(session)
-    session.run("mkdocs", "build", *session.posargs, env=DOCS_ENV)
+    python = package_python(session)
+    npm_ci(session)
+    session.run(python, "-m", "mkdocs", "build", *session.posargs, env=DOCS_ENV)
 
 
 @nox.session
@@ -65,23 +233,26 @@ def browser(session: nox.Session) -> None:
 
     Uses Debian's Chromium (`apt-get install -y chromium`, or set CHROMIUM to a binary);
     without it the browser tests skip and say so. Screenshots go to build/screenshots/.
+    No torch here: these tests read the built site only.
     """
-    session.install(*CONSTRAINTS, "-e", ".[browser]")
-    session.run("pytest", "tests/browser", *session.posargs)
+    session.install(*CONSTRAINTS, *nox.project.dependency_groups(PYPROJECT, "browser"))
+    # --confcutdir: the package tests' conftest.py (which imports torch) is not loaded.
+    session.run("pytest", "tests/browser", "--confcutdir=tests/browser", *session.posargs)
 
 
-@nox.session
+@nox.session(venv_backend="none")
 def bench(session: nox.Session) -> None:
     """Benchmark every attention implementation; print ratios, save JSON and a plot.
 
     `nox -s bench -- --quick` runs small shapes in seconds. Results: build/bench/.
     """
-    session.install(*CONSTRAINTS, "-e", ".[plot]")
-    session.run("python", "benchmarks/attention.py", *session.posargs)
+    python = package_python(session)
+    session.run(python, "benchmarks/attention.py", *session.posargs)
 
 
-@nox.session
+@nox.session(venv_backend="none")
 def serve(session: nox.Session) -> None:
     """Serve the site at http://127.0.0.1:8000 and rebuild on every change."""
-    install_site(session)
-    session.run("mkdocs", "serve", *session.posargs, env=DOCS_ENV)
+    python = package_python(session)
+    npm_ci(session)
+    session.run(python, "-m", "mkdocs", "serve", *session.posargs, env=DOCS_ENV)
