@@ -116,6 +116,8 @@ def tiled_attention(
             o = rescale[..., None] * o + p @ v
             m = m_new
 
-        # Rows that saw no key at all (only possible with causal and L > S) stay zero.
-        out[..., q_start : q_start + q.shape[-2], :] = o / ell.clamp_min(1e-30)[..., None]
+        # A row that saw a key has ell >= 1 (its largest score adds e^0). A row that saw none
+        # (only possible with causal and L > S) has o = 0 and ell = 0: dividing by 1 keeps it
+        # 0 in every dtype, where a tiny clamp like 1e-30 rounds to 0 in float16 and gives NaN.
+        out[..., q_start : q_start + q.shape[-2], :] = o / ell.clamp_min(1.0)[..., None]
     return out
