@@ -47,3 +47,17 @@ def test_bad_arguments_are_named():
         show_attention(torch.rand(3, 3), TOKENS, caption="c", alt="  ")
     with pytest.raises(TypeError, match=r"weights must have a floating-point dtype"):
         show_attention(torch.ones(3, 3, dtype=torch.long), TOKENS, caption="c", alt="a")
+
+
+def test_drawing_leaves_the_callers_matplotlib_backend_alone():
+    # A notebook's backend (inline, widget, ...) must survive a figure; "svg" stands in for it.
+    import matplotlib
+
+    before = matplotlib.get_backend()
+    matplotlib.use("svg")
+    try:
+        figure = show_attention(torch.rand(3, 3), TOKENS, caption="c", alt="a")
+        assert matplotlib.get_backend() == "svg"
+    finally:
+        matplotlib.use(before)
+    png_size(figure.png)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -89,10 +90,8 @@ def show_attention(
         ValueError: If ``weights`` is not ``(T, T)`` or ``(h, T, T)`` with ``T = len(tokens)``,
             ``head_titles`` has the wrong length, or ``alt`` is empty.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")  # draw off-screen; the caller decides how to show the PNG
-    import matplotlib.pyplot as plt
+    # A bare Figure, not pyplot: it draws off-screen and leaves the caller's backend alone.
+    from matplotlib.figure import Figure
 
     weights = check_floating("weights", weights).detach().to("cpu", torch.float32)
     num_tokens = len(tokens)
@@ -114,9 +113,8 @@ def show_attention(
     if not alt.strip():
         raise ValueError("alt must describe the figure for readers who cannot see it; got ''")
 
-    fig, axes = plt.subplots(
-        1, num_panels, figsize=(4.2 * num_panels, 4.0), squeeze=False, layout="constrained"
-    )
+    fig = Figure(figsize=(4.2 * num_panels, 4.0), layout="constrained")
+    axes = fig.subplots(1, num_panels, squeeze=False)
     for ax, matrix, title in zip(axes[0], weights, head_titles, strict=True):
         image = ax.imshow(matrix.numpy(), cmap="Blues", vmin=0.0, vmax=max(1.0, matrix.max()))
         ax.set_xticks(range(num_tokens), tokens, rotation=45, ha="right")
@@ -149,11 +147,11 @@ def show_figure(fig: object, *, caption: str, alt: str) -> AttentionFigure:
     Raises:
         ValueError: If ``alt`` is empty.
     """
-    import matplotlib.pyplot as plt
-
     if not alt.strip():
         raise ValueError("alt must describe the figure for readers who cannot see it; got ''")
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)
-    plt.close(fig)
+    # Only pyplot keeps figures alive; if it was never imported, there is nothing to close.
+    if (pyplot := sys.modules.get("matplotlib.pyplot")) is not None:
+        pyplot.close(fig)
     return AttentionFigure(png=buffer.getvalue(), alt=alt, caption=caption)
