@@ -89,3 +89,64 @@ def test_validation_matches_the_other_modules():
         fused(torch.ones(1, 3, 3), kv_cache=cache)
     with pytest.raises(TypeError, match=r"^mha must be a MultiHeadAttention; got Linear$"):
         FusedMultiHeadAttention.from_multihead_attention(torch.nn.Linear(2, 2))
+
+
+def test_a_cache_with_a_capacity_is_allocated_once():
+    _, fused = pair(torch.float64)
+    x = torch.randn(2, 20, 12, dtype=torch.float64)
+    cache = KVCache(capacity=fused.context_length)
+    fused(x[:, :1], kv_cache=cache)
+    storage = cache.keys.untyped_storage().data_ptr()
+    steps = [fused(x[:, t : t + 1], kv_cache=cache) for t in range(1, 20)]
+    assert cache.keys.untyped_storage().data_ptr() == storage  # written in place, never copied
+    assert len(cache) == 20
+    torch.testing.assert_close(torch.cat(steps, dim=1), fused(x)[:, 1:], rtol=0, atol=1e-12)
+
+
+def test_a_growing_cache_doubles_its_storage_instead_of_copying_every_step():
+    cache = KVCache()
+    storages = set()
+    for _ in range(100):
+        keys, _ = cache.append(torch.zeros(1, 2, 1, 4), torch.zeros(1, 2, 1, 4))
+        storages.add(keys.untyped_storage().data_ptr())
+    assert len(cache) == 100
+    assert len(storages) <= 8  # 1, 2, 4, ..., 128 positions: 8 allocations for 100 steps
+
+
+def test_reset_empties_the_cache_for_a_new_batch():
+    _, fused = pair(torch.float64)
+    cache = KVCache()
+    fused(torch.randn(2, 5, 12, dtype=torch.float64), kv_cache=cache)
+    cache.reset()
+    assert len(cache) == 0 and cache.keys is None
+    x = torch.randn(3, 4, 12, dtype=torch.float64)
+    torch.testing.assert_close(fused(x, kv_cache=cache), fused(x), rtol=0, atol=1e-12)
+
+
+def test_the_cache_names_what_does_not_fit():
+    _, fused = pair(torch.float64)
+    cache = KVCache()
+    fused(torch.randn(2, 3, 12, dtype=torch.float64), kv_cache=cache)
+    with pytest.raises(ValueError, match=r"^x holds a batch of 1, but kv_cache holds keys for a"):
+        fused(torch.randn(1, 1, 12, dtype=torch.float64), kv_cache=cache)
+    kv = torch.zeros(2, 3, 1, 4, dtype=torch.float64)  # heads and head size of another module
+    with pytest.raises(ValueError, match=r"^keys must be \(batch=2, num_heads=4, num_tokens, hea"):
+        cache.append(kv, kv)
+    kv = torch.zeros(2, 4, 1, 6)
+    with pytest.raises(ValueError, match=r"^keys must be torch.float64 on cpu like the cached"):
+        cache.append(kv, kv)
+    kv = torch.zeros(2, 4, 1, 6, dtype=torch.float64, device="meta")
+    with pytest.raises(ValueError, match=r"^keys must be torch.float64 on cpu .* on meta$"):
+        cache.append(kv, kv)
+    with pytest.raises(ValueError, match=r"^values must be torch.float64 on cpu like keys"):
+        cache.append(torch.zeros(2, 4, 1, 6, dtype=torch.float64), torch.zeros(2, 4, 1, 6))
+    with pytest.raises(ValueError, match=r"^keys and values must both be \(batch, num_heads, num"):
+        cache.append(torch.zeros(2, 2, 6), torch.zeros(2, 2, 6))
+    with pytest.raises(TypeError, match=r"^keys must have a floating-point dtype"):
+        cache.append(torch.zeros(2, 2, 1, 6, dtype=torch.long), torch.zeros(2, 2, 1, 6))
+    small = KVCache(capacity=4)
+    small.append(torch.zeros(1, 1, 3, 2), torch.zeros(1, 1, 3, 2))
+    with pytest.raises(ValueError, match=r"^keys has 2 tokens and the cache holds 3, more than ca"):
+        small.append(torch.zeros(1, 1, 2, 2), torch.zeros(1, 1, 2, 2))
+    with pytest.raises(ValueError, match=r"^capacity must be a positive int; got 0$"):
+        KVCache(capacity=0)

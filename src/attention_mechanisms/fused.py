@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F  # noqa: N812 (PyTorch's own convention)
 from torch import Tensor, nn
 
-from ._checks import check_dropout, check_heads, check_size, check_tokens
+from ._checks import check_dropout, check_floating, check_heads, check_size, check_tokens
 from .functional import causal_mask
 from .multihead import MultiHeadAttention
 
@@ -34,28 +34,116 @@ class KVCache:
 
     Pass the same cache to every call of
     [FusedMultiHeadAttention.forward][attention_mechanisms.fused.FusedMultiHeadAttention.forward]
-    for one batch of sequences; each call appends the new tokens' keys and values.
+    for one batch of sequences; each call writes the new tokens' keys and values after the
+    cached ones. The storage is allocated once, at the first call, for ``capacity`` positions,
+    so a step copies only its new tokens. Without a capacity the storage doubles whenever it
+    is full, which still copies each position only a few times over a whole generation.
+
+    Args:
+        capacity: Most positions the cache will hold, e.g. the module's ``context_length``;
+            ``None`` lets it grow.
 
     Attributes:
-        keys: ``(b, h, S, d_head)``, or ``None`` before the first call.
-        values: ``(b, h, S, d_head)``, or ``None`` before the first call.
+        keys: ``(b, h, S, d_head)``, the cached keys, or ``None`` before the first call.
+        values: ``(b, h, S, d_head)``, the cached values, or ``None`` before the first call.
+
+    Raises:
+        TypeError: If ``capacity`` is not an int.
+        ValueError: If ``capacity`` is not positive.
+
+    Example:
+        >>> cache = KVCache(capacity=8)
+        >>> k = v = torch.zeros(1, 2, 3, 4)  # (b, h, T, d_head)
+        >>> keys, values = cache.append(k, v)
+        >>> len(cache), tuple(keys.shape)
+        (3, (1, 2, 3, 4))
     """
 
-    def __init__(self) -> None:
-        self.keys: Tensor | None = None
-        self.values: Tensor | None = None
+    def __init__(self, capacity: int | None = None) -> None:
+        self.capacity = None if capacity is None else check_size("capacity", capacity)
+        self._keys: Tensor | None = None  # (b, h, allocated, d_head); filled up to _length
+        self._values: Tensor | None = None
+        self._length = 0
 
     def __len__(self) -> int:
         """Number of cached positions ``S``."""
-        return 0 if self.keys is None else self.keys.shape[-2]
+        return self._length
+
+    @property
+    def keys(self) -> Tensor | None:
+        return None if self._keys is None else self._keys[..., : self._length, :]
+
+    @property
+    def values(self) -> Tensor | None:
+        return None if self._values is None else self._values[..., : self._length, :]
+
+    def reset(self) -> None:
+        """Forget every cached position and free the storage, e.g. before a new batch."""
+        self._keys = self._values = None
+        self._length = 0
 
     def append(self, keys: Tensor, values: Tensor) -> tuple[Tensor, Tensor]:
-        """Add the new positions and return all keys and values so far."""
-        if self.keys is None:
-            self.keys, self.values = keys, values
+        """Add the new positions and return all keys and values so far.
+
+        Args:
+            keys: ``(b, h, T, d_head)``, the new tokens' keys.
+            values: ``(b, h, T, d_head)``, the new tokens' values.
+
+        Returns:
+            The cached keys and values, ``(b, h, S + T, d_head)`` each.
+
+        Raises:
+            TypeError: If ``keys`` or ``values`` is not a floating-point tensor.
+            ValueError: If they are not 4-D, their shapes differ, they do not match what
+                the cache already holds (batch, heads, head size, dtype, device), or they
+                would take the cache past its ``capacity``.
+        """
+        keys, values = check_floating("keys", keys), check_floating("values", values)
+        if keys.dim() != 4 or keys.shape != values.shape:
+            raise ValueError(
+                "keys and values must both be (batch, num_heads, num_tokens, head_dim); got "
+                f"{tuple(keys.shape)} and {tuple(values.shape)}"
+            )
+        if (values.dtype, values.device) != (keys.dtype, keys.device):
+            raise ValueError(
+                f"values must be {keys.dtype} on {keys.device} like keys; "
+                f"got {values.dtype} on {values.device}"
+            )
+        b, h, num_new, d = keys.shape
+        end = self._length + num_new
+        if self.capacity is not None and end > self.capacity:
+            raise ValueError(
+                f"keys has {num_new} tokens and the cache holds {self._length}, more than "
+                f"capacity={self.capacity} together; reset() it or make a larger KVCache"
+            )
+        if self._keys is None:
+            size = self.capacity or num_new
+            self._keys = keys.new_empty(b, h, size, d)
+            self._values = values.new_empty(b, h, size, d)
         else:
-            self.keys = torch.cat((self.keys, keys), dim=-2)  # (b, h, S + T, d_head)
-            self.values = torch.cat((self.values, values), dim=-2)
+            cached = self._keys
+            if (b, h, d) != (cached.shape[0], cached.shape[1], cached.shape[3]):
+                raise ValueError(
+                    f"keys must be (batch={cached.shape[0]}, num_heads={cached.shape[1]}, "
+                    f"num_tokens, head_dim={cached.shape[3]}) like the cached ones; got "
+                    f"{tuple(keys.shape)}; use one KVCache per module and batch"
+                )
+            if (keys.dtype, keys.device) != (cached.dtype, cached.device):
+                raise ValueError(
+                    f"keys must be {cached.dtype} on {cached.device} like the cached ones; "
+                    f"got {keys.dtype} on {keys.device}"
+                )
+            if end > cached.shape[2]:  # full and growable: double the storage
+                size = max(end, 2 * cached.shape[2])
+                self._keys = torch.cat(
+                    (cached, cached.new_empty(b, h, size - cached.shape[2], d)), 2
+                )
+                self._values = torch.cat(
+                    (self._values, cached.new_empty(b, h, size - cached.shape[2], d)), 2
+                )
+        self._keys[..., self._length : end, :] = keys
+        self._values[..., self._length : end, :] = values
+        self._length = end
         return self.keys, self.values
 
 
@@ -171,7 +259,8 @@ class FusedMultiHeadAttention(nn.Module):
         Raises:
             TypeError: If ``x`` is not a floating-point tensor.
             ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, or the
-                cached plus new tokens exceed ``context_length``.
+                cached plus new tokens exceed ``context_length``, or ``x`` has another batch size
+                than the keys in ``kv_cache``.
         """
         cached = 0 if kv_cache is None else len(kv_cache)
         x = check_tokens(x, self.d_in, self.context_length if cached == 0 else None)
@@ -182,6 +271,11 @@ class FusedMultiHeadAttention(nn.Module):
             )
         xb = x if x.dim() == 3 else x.unsqueeze(0)  # (b, T, d_in)
         b, num_tokens, _ = xb.shape
+        if cached and kv_cache.keys.shape[0] != b:
+            raise ValueError(
+                f"x holds a batch of {b}, but kv_cache holds keys for a batch of "
+                f"{kv_cache.keys.shape[0]}; use a new KVCache, or reset() it, for a new batch"
+            )
 
         qkv = self.qkv(xb).view(b, num_tokens, 3, self.num_heads, self.head_dim)
         queries, keys, values = qkv.permute(2, 0, 3, 1, 4)  # each (b, h, T, d_head)
