@@ -86,9 +86,11 @@ def copy_v2_into_v1(v1: SelfAttention_v1, v2: SelfAttention_v2) -> None:
 
 def test_v1_equals_v2_after_copying_transposed_weights(inputs):
     torch.manual_seed(123)
+    # These modules (five nn.Linear layers in all) only advance the random generator, so that
+    # v2 below draws the weights that COPIED was printed with; nothing about them is checked.
     SelfAttention_v2(3, 2)
-    for _ in range(2):
-        assert nn.Linear(3, 2, bias=False).weight.shape == (2, 3)
+    nn.Linear(3, 2, bias=False)
+    nn.Linear(3, 2, bias=False)
     v1, v2 = SelfAttention_v1(3, 2), SelfAttention_v2(3, 2)
     assert not torch.allclose(v1(inputs), v2(inputs))
     copy_v2_into_v1(v1, v2)
