@@ -3,12 +3,9 @@
 #
 # Beyond the book. The `MultiHeadAttention` of chapter 3 is written to be understood: three
 # projections, an explicit score matrix, a mask, a softmax, a second product. Production
-# models compute exactly the same function, but their code looks different. This page shows
-# what each change buys, **measured when this site was built** on the machine that built
-# it, so the timings below are that machine's and change from build to build.
-#
-# The numbers in this chapter's timing cells are marked as nondeterministic for the site's
-# output check; everything else is checked like every other chapter. For the full
+# models compute the same function, but their code looks different. This page shows what
+# each change buys, **measured when this page was built** on the machine that built it, so
+# the timings below are that machine's and change from build to build. For the full
 # benchmark at GPT-2's size, run `nox -s bench`.
 
 # %%
@@ -106,35 +103,48 @@ for t in (256, 1024, 4096):
 #    kernel on CPUs) that applies the mask, the softmax and both products block by block,
 #    without ever storing the $T \times T$ matrix.
 #
-# The two classes compute the same function. `from_multihead_attention` copies the weights
-# of a textbook module into a fused one:
+# The classes compute the same function. `from_multihead_attention` copies the weights of a
+# textbook module into a fused one, and PyTorch's own `torch.nn.MultiheadAttention` can hold
+# them too: its `in_proj_weight` is the three projection matrices stacked, like the fused
+# module's, and the textbook projections have no bias:
 
 # %%
 torch.manual_seed(123)
 mha = MultiHeadAttention(768, 768, context_length=1024, dropout=0.0, num_heads=12)
 fused = FusedMultiHeadAttention.from_multihead_attention(mha)
 x = torch.randn(2, 256, 768)
+torch_mha = torch.nn.MultiheadAttention(768, 12, batch_first=True).eval()
 with torch.no_grad():
-    print("outputs agree to 1e-5:", (fused(x) - mha(x)).abs().max().item() < 1e-5)
+    torch_mha.in_proj_weight.copy_(fused.qkv.weight)
+    torch_mha.in_proj_bias.zero_()
+    torch_mha.out_proj.load_state_dict(mha.out_proj.state_dict())
+    hide = mha.mask.bool()[:256, :256]  # like the book's mask, True marks a hidden position
+    reference = mha(x)
+    print("fused agrees to 1e-5:", (fused(x) - reference).abs().max().item() < 1e-5)
+    torch_out, _ = torch_mha(x, x, x, attn_mask=hide, need_weights=False)
+    print("torch.nn agrees to 1e-5:", (torch_out - reference).abs().max().item() < 1e-5)
 print(
     "same parameter count:",
     sum(p.numel() for p in fused.parameters()) == sum(p.numel() for p in mha.parameters()),
 )
 # Out:
-# outputs agree to 1e-5: True
+# fused agrees to 1e-5: True
+# torch.nn agrees to 1e-5: True
 # same parameter count: True
 
 # %% [markdown]
 # ### Measured
 #
 # A smaller shape than GPT-2's keeps this page's build short: 4 sequences of 512 tokens,
-# 768 dimensions, 12 heads, float32, forward pass only.
+# 768 dimensions, 12 heads, float32, forward pass only, every module in evaluation mode
+# (`torch.nn.MultiheadAttention` takes its inference fast path only there).
 
 # %% nondeterministic="timings depend on the machine that builds the site"
 b, t, d_model, heads = 4, 512, 768, 12
 x = torch.randn(b, t, d_model)
-torch_mha = torch.nn.MultiheadAttention(d_model, heads, batch_first=True)
-hide = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+hide = mha.mask.bool()[:t, :t]
+for module in (mha, fused, torch_mha):
+    module.eval()
 candidates = {
     "MultiHeadAttention (textbook)": lambda: mha(x),
     "FusedMultiHeadAttention": lambda: fused(x),
@@ -149,19 +159,20 @@ with torch.no_grad():
 print(
     f"textbook / fused: {times['MultiHeadAttention (textbook)'] / times['FusedMultiHeadAttention']:.1f}x"
 )
+print("fastest:", min(times, key=times.get))
 
 # %% [markdown]
-# GFLOP/s here counts the full attention FLOPs, as if nothing were skipped; a causal kernel
-# that skips the hidden half does less work, which is part of why it looks faster.
+# GFLOP/s here counts the full attention FLOPs, as if nothing were skipped. A causal kernel
+# that skips the hidden half does less work than that count, so its figure overstates the
+# rate at which it computes.
 #
 # ## Why the fused kernel needs less memory
 #
 # The attention step alone, without projections, as the sequence grows (one sequence, 12
-# heads of 64): the textbook step stores the full score matrix, the fused step does not.
-# Time grows quadratically for all of them, but only the fused and tiled steps could go on
-# to long contexts without running out of memory. The last lines compare the tiled step
-# with the textbook one and say which step was the fastest at each length, on the machine
-# that built this page.
+# heads of 64): the textbook step stores the full score matrix, the fused and tiled steps
+# do not, so only they could go on to long contexts without running out of memory. The
+# last lines compare the tiled step with the textbook one and say which step was the
+# fastest at each length, on the machine that built this page.
 
 
 # %% nondeterministic="timings depend on the machine that builds the site"
@@ -216,7 +227,10 @@ right.minorticks_off()
 right.legend()
 show_figure(
     fig,
-    caption="Figure 7. The attention step alone as the sequence grows (measured at build time).",
+    caption=(
+        "Figure 7. The attention step alone as the sequence grows: time measured when this "
+        "page was built (left), memory computed from the tensor shapes (right)."
+    ),
     alt=(
         "Two log-log line charts. Left: time of the attention step for 256 to 2048 tokens "
         "for the textbook, fused and tiled implementations; all rise steeply with the "
@@ -237,11 +251,12 @@ show_figure(
 # When a new block raises the maximum from $m$ to $m'$, everything accumulated so far is
 # rescaled by $e^{m - m'}$.
 #
-# Here is one query row over eight keys, in two blocks of four:
+# Here is one query row over eight keys, in two blocks of four. The largest score, 2.5, is
+# in the second block, so that block raises the maximum and the first block's sums shrink:
 
 # %%
+scores = torch.tensor([0.5, 1.2, -0.3, 0.8, 2.5, -1.0, 0.1, 1.9])  # one query, 8 keys
 torch.manual_seed(0)
-scores = torch.randn(8) * 2  # the scores of one query against 8 keys
 values = torch.randn(8, 3)
 
 m, ell, o = -math.inf, 0.0, torch.zeros(3)
@@ -253,20 +268,24 @@ for start in (0, 4):
     ell = rescale * ell + p.sum().item()
     o = rescale * o + p @ v
     m = m_new
-    print(f"after keys {start}-{start + 3}: m = {m:.4f}, l = {ell:.4f}")
+    print(f"keys {start}-{start + 3}: m = {m:.4f}, rescale = {rescale:.4f}, l = {ell:.4f}")
 
-print("online:", o / ell)
-print("direct:", torch.softmax(scores, dim=0) @ values)
+print("online:  ", o / ell)
+print("one pass:", torch.softmax(scores, dim=0) @ values)
 # Out:
-# after keys 0-3: m = 3.0820, l = 1.1691
-# after keys 4-7: m = 3.0820, l = 1.5250
-# online: tensor([-1.0733, -1.3032,  0.6126])
-# direct: tensor([-1.0733, -1.3032,  0.6126])
+# keys 0-3: m = 1.2000, rescale = 0.0000, l = 2.3900
+# keys 4-7: m = 2.5000, rescale = 0.2725, l = 2.3211
+# online:   tensor([-0.0863,  0.2827, -0.4691])
+# one pass: tensor([-0.0863,  0.2827, -0.4691])
 
 # %% [markdown]
-# The two results agree. The same code with whole blocks of queries, and with keys that
-# lie entirely in a query block's future skipped, is `tiled_attention`; it matches plain
-# attention exactly, causal or not:
+# The first block starts from $m = -\infty$, so its rescale factor is $e^{-\infty} = 0$:
+# there is nothing to shrink yet. The second block raises $m$ from 1.2 to 2.5, and the
+# first block's $\ell$ and $o$ are multiplied by $e^{1.2 - 2.5} \approx 0.2725$ before the
+# second block's terms are added. The online and one-pass results agree to the printed
+# digits. The same code with whole blocks of queries, and with keys that lie entirely in a
+# query block's future skipped, is `tiled_attention`; it matches plain attention to
+# 1e-12 in float64, causal or not:
 
 # %%
 q, k, v = torch.randn(3, 2, 12, 300, 64, dtype=torch.float64).unbind(0)
@@ -280,11 +299,11 @@ for causal in (False, True):
 
 # %% [markdown]
 # Written in Python, the tiled form pays for its loops: every block is a separate small
-# matrix product started from the interpreter, so it is slower than the fused kernel. Fused
-# kernels run the same algorithm inside one GPU or CPU kernel, where each block stays in
-# fast on-chip memory: that is what makes FlashAttention fast. Yet even the Python version
-# never writes the $T \times T$ matrix to memory, and the longer the sequence, the more
-# that matters: compare its line with the textbook's in the timings above.
+# matrix product started from the interpreter. Fused kernels run the same algorithm inside
+# one GPU or CPU kernel, where each block stays in fast on-chip memory: that is what makes
+# FlashAttention fast. Yet even the Python version never writes the $T \times T$ matrix to
+# memory, and that matters more as the sequence grows: the timings above show how the two
+# costs balanced on the machine that built this page.
 #
 # ## The KV cache
 #
@@ -345,5 +364,6 @@ print(
 # | skipping the causal half | half the attention FLOPs |
 # | KV cache | at generation time, work per new token proportional to the context, not its square |
 #
-# None of them changes the function: every variant on this page gives the textbook
-# module's outputs, and the package's tests check that they do.
+# None of them changes the function: given the same weights, every module on this page gives
+# the textbook module's outputs up to rounding (to 1e-5 above), and the package's tests
+# check that they do.
