@@ -136,9 +136,9 @@ print(attn_weights)
 #        grad_fn=<SoftmaxBackward0>)
 
 # %% [markdown]
-# The two ways agree. Renormalising after the softmax is exactly the same as leaving the
-# hidden entries out of the softmax, because the common factor $\sum_k e^{\omega_{ik}}$
-# cancels:
+# The two ways agree, up to rounding. Renormalising after the softmax is mathematically the
+# same as leaving the hidden entries out of the softmax, because the common factor
+# $\sum_k e^{\omega_{ik} / \sqrt{d_k}}$, scaling included, cancels:
 
 # %%
 print("same weights:", torch.allclose(attn_weights, masked_simple_norm))
