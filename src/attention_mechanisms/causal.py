@@ -21,7 +21,6 @@ import torch
 from torch import Tensor, nn
 
 from ._checks import check_dropout, check_size, check_tokens
-from .functional import scaled_dot_product_attention
 
 __all__ = ["CausalAttention"]
 
@@ -95,14 +94,13 @@ class CausalAttention(nn.Module):
         """
         x = check_tokens(x, self.d_in, self.context_length)  # ([b,] T, d_in)
         num_tokens = x.shape[-2]
-        queries = self.W_query(x)  # ([b,] T, d_out)
-        keys = self.W_key(x)
+        keys = self.W_key(x)  # ([b,] T, d_out)
+        queries = self.W_query(x)
         values = self.W_value(x)
-        context, _ = scaled_dot_product_attention(
-            queries,
-            keys,
-            values,
-            hide_mask=self.mask.bool()[:num_tokens, :num_tokens],  # (T, T)
-            dropout_p=self.dropout.p if self.training else 0.0,  # eval() turns dropout off
-        )
-        return context
+        attn_scores = queries @ keys.transpose(-2, -1)  # ([b,] T, T)
+        # No row is hidden whole: the diagonal is always kept, so no row's softmax is NaN.
+        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        attn_weights = self.dropout(attn_weights)  # only in training mode
+        context_vec = attn_weights @ values  # ([b,] T, d_out)
+        return context_vec

@@ -25,7 +25,6 @@ from torch import Tensor, nn
 
 from ._checks import check_dropout, check_heads, check_size, check_tokens
 from .causal import CausalAttention
-from .functional import scaled_dot_product_attention
 
 __all__ = ["MultiHeadAttention", "MultiHeadAttentionWrapper"]
 
@@ -185,23 +184,26 @@ class MultiHeadAttention(nn.Module):
                 has more than ``context_length`` tokens.
         """
         x = check_tokens(x, self.d_in, self.context_length)
-        xb = x if x.dim() == 3 else x.unsqueeze(0)  # (b, T, d_in)
+        xb = x if x.dim() == 3 else x.unsqueeze(0)  # (b, T, d_in): one sequence is a batch of 1
         b, num_tokens, _ = xb.shape
-        split = (b, num_tokens, self.num_heads, self.head_dim)
-        # Split d_out into heads, then bring heads forward so each attends on its own.
-        queries = self.W_query(xb).view(split).transpose(1, 2)  # (b, h, T, d_head)
-        keys = self.W_key(xb).view(split).transpose(1, 2)  # (b, h, T, d_head)
-        values = self.W_value(xb).view(split).transpose(1, 2)  # (b, h, T, d_head)
-
-        context, _ = scaled_dot_product_attention(
-            queries,
-            keys,
-            values,
-            hide_mask=self.mask.bool()[:num_tokens, :num_tokens],  # (T, T), same for all heads
-            dropout_p=self.dropout.p if self.training else 0.0,  # eval() turns dropout off
-        )  # (b, h, T, d_head)
-
+        keys = self.W_key(xb)  # (b, num_tokens, d_out)
+        queries = self.W_query(xb)
+        values = self.W_value(xb)
+        # Split d_out into heads, then bring the heads forward so each attends on its own.
+        keys = keys.view(b, num_tokens, self.num_heads, self.head_dim)  # (b, T, h, d_head)
+        values = values.view(b, num_tokens, self.num_heads, self.head_dim)
+        queries = queries.view(b, num_tokens, self.num_heads, self.head_dim)
+        keys = keys.transpose(1, 2)  # (b, h, T, d_head)
+        queries = queries.transpose(1, 2)
+        values = values.transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)  # (b, h, T, T): every head at once
+        mask_bool = self.mask.bool()[:num_tokens, :num_tokens]
+        # No row is hidden whole: the diagonal is always kept, so no row's softmax is NaN.
+        attn_scores.masked_fill_(mask_bool, -torch.inf)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        attn_weights = self.dropout(attn_weights)  # only in training mode
+        context_vec = (attn_weights @ values).transpose(1, 2)  # (b, T, h, d_head)
         # transpose() only changes strides; view() needs the memory in row order again.
-        context = context.transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
-        out = self.out_proj(context)  # (b, T, d_out)
-        return out if x.dim() == 3 else out.squeeze(0)
+        context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)  # (b, T, d_out)
+        context_vec = self.out_proj(context_vec)
+        return context_vec if x.dim() == 3 else context_vec.squeeze(0)

@@ -25,7 +25,6 @@ import torch
 from torch import Tensor, nn
 
 from ._checks import check_size, check_tokens
-from .functional import scaled_dot_product_attention
 
 __all__ = ["SelfAttention_v1", "SelfAttention_v2"]
 
@@ -83,11 +82,13 @@ class SelfAttention_v1(nn.Module):
             ValueError: If ``x`` is not 2-D or 3-D, or its last dimension is not ``d_in``.
         """
         x = check_tokens(x, self.d_in)  # ([b,] T, d_in)
-        queries = x @ self.W_query  # ([b,] T, d_out)
-        keys = x @ self.W_key
+        keys = x @ self.W_key  # ([b,] T, d_out)
+        queries = x @ self.W_query
         values = x @ self.W_value
-        context, _ = scaled_dot_product_attention(queries, keys, values)
-        return context
+        attn_scores = queries @ keys.mT  # omega, ([b,] T, T); .mT is .T for one sequence
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        context_vec = attn_weights @ values  # ([b,] T, d_out)
+        return context_vec
 
 
 class SelfAttention_v2(nn.Module):
@@ -137,8 +138,10 @@ class SelfAttention_v2(nn.Module):
             ValueError: If ``x`` is not 2-D or 3-D, or its last dimension is not ``d_in``.
         """
         x = check_tokens(x, self.d_in)  # ([b,] T, d_in)
-        queries = self.W_query(x)  # ([b,] T, d_out)
-        keys = self.W_key(x)
+        keys = self.W_key(x)  # ([b,] T, d_out)
+        queries = self.W_query(x)
         values = self.W_value(x)
-        context, _ = scaled_dot_product_attention(queries, keys, values)
-        return context
+        attn_scores = queries @ keys.mT  # omega, ([b,] T, T); .mT is .T for one sequence
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        context_vec = attn_weights @ values  # ([b,] T, d_out)
+        return context_vec
