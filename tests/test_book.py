@@ -82,6 +82,68 @@ def test_cache_key_covers_the_package_and_the_torch_version(tmp_path, monkeypatc
     assert book.cache_key(chapter) != changed_src
 
 
+PACKAGED = '''
+"""A stand-in module of the package."""
+
+
+def twice(x):
+    """Double x."""
+    return 2 * x
+
+
+class Other:
+    pass
+'''
+
+
+def test_an_include_cell_shows_and_defines_the_packages_code(tmp_path, monkeypatch):
+    package = tmp_path / "attention_mechanisms"
+    package.mkdir()
+    (package / "module.py").write_text(PACKAGED, encoding="utf-8")
+    monkeypatch.setattr(book, "PACKAGE", package)
+    chapter = write_chapter(
+        tmp_path, '# %% include="attention_mechanisms.module.twice"\n\n# %%\nprint(twice(21))\n'
+    )
+    path, _ = book.execute(chapter)
+    nb = nbformat.read(path, as_version=4)
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    assert code[0].source == 'def twice(x):\n    """Double x."""\n    return 2 * x'
+    assert "include" not in code[0].metadata  # the download is a plain notebook
+    assert outputs_of(path) == ["42\n"]
+    # Editing the function executes the chapter again and changes what it prints.
+    (package / "module.py").write_text(PACKAGED.replace("2 * x", "3 * x"), encoding="utf-8")
+    path, ran = book.execute(chapter)
+    assert ran and outputs_of(path) == ["63\n"]
+
+
+@pytest.mark.parametrize(
+    ("cell", "message"),
+    [
+        (
+            '# %% include="attention_mechanisms.module.twice"\nprint(1)\n',
+            r"chapter\.py, cell 0: a cell marked include='attention_mechanisms\.module\.twice' "
+            r"must be empty",
+        ),
+        (
+            '# %% include="attention_mechanisms.module.missing"\n',
+            r"include='attention_mechanisms\.module\.missing': .*module\.py defines no class or "
+            r"function missing",
+        ),
+        (
+            '# %% include="torch.nn.Linear"\n',
+            r"include='torch\.nn\.Linear': expected attention_mechanisms\.<module>\.<name>",
+        ),
+    ],
+)
+def test_a_bad_include_is_named(tmp_path, monkeypatch, cell, message):
+    package = tmp_path / "attention_mechanisms"
+    package.mkdir()
+    (package / "module.py").write_text(PACKAGED, encoding="utf-8")
+    monkeypatch.setattr(book, "PACKAGE", package)
+    with pytest.raises(book.BookError, match=message):
+        book.execute(write_chapter(tmp_path, cell))
+
+
 def test_a_failing_cell_fails_with_the_chapter_named(tmp_path):
     chapter = write_chapter(tmp_path, "# %%\nprint(1)\n# %%\n1 / 0\n")
     message = r"chapter\.py, cell 1: raised ZeroDivisionError: division by zero\n1 / 0\n"

@@ -17,6 +17,10 @@ Executing also checks the chapter: a cell that raises fails the build, unless it
 ``# %% tags=["raises-exception"] raises="ValueError: d_out must be divisible"``; the build
 then fails if the cell does *not* raise that error.
 
+A code cell marked ``include="attention_mechanisms.<module>.<Name>"`` must be empty: it is
+filled with that class's or function's source, read from the package, before execution, so
+the page shows the shipped code and the notebook defines it (see ``include_sources``).
+
 Checking compares every output with the ``# Out:`` block its cell states (see
 ``tools/expectations.py``), and runs the package's docstring examples the same way.
 
@@ -30,6 +34,7 @@ executed notebook.
 from __future__ import annotations
 
 import argparse
+import ast
 import doctest
 import hashlib
 import importlib
@@ -138,6 +143,43 @@ def check_raises(nb: nbformat.NotebookNode, chapter: Path) -> None:
             raise BookError(f"{where}: expected {stated!r}, got {ename}: {evalue}")
 
 
+def package_source(qualified: str) -> str:
+    """The source of a class or function of the package, e.g. ``"attention_mechanisms.causal.X"``.
+
+    Read from the file, not imported, so a rebuild after an edit always shows the edit.
+    """
+    module, _, name = qualified.rpartition(".")
+    package, _, file = module.partition(".")
+    path = PACKAGE / f"{file}.py"
+    if package != PACKAGE.name or "." in file or not path.is_file():
+        raise BookError(f"include={qualified!r}: expected {PACKAGE.name}.<module>.<name>")
+    text = path.read_text(encoding="utf-8")
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.ClassDef | ast.FunctionDef) and node.name == name:
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            return "\n".join(text.splitlines()[first - 1 : node.end_lineno])
+    raise BookError(f"include={qualified!r}: {_shown(path)} defines no class or function {name}")
+
+
+def include_sources(nb: nbformat.NotebookNode, chapter: Path) -> None:
+    """Fill each empty code cell marked ``include="package.module.Name"`` with that source.
+
+    The page then shows the package's own code, and the notebook defines it: the reader can
+    edit the class there and run the cells after it again.
+    """
+    for index, cell in enumerate(nb.cells):
+        qualified = cell.metadata.get("include")
+        if cell.cell_type != "code" or qualified is None:
+            continue
+        if cell.source.strip():
+            raise BookError(
+                f"{_shown(chapter)}, cell {index}: a cell marked include={qualified!r} must be "
+                f"empty, since the package's source replaces it; got {cell.source[:60]!r}"
+            )
+        cell.source = package_source(qualified)
+        del cell.metadata["include"]
+
+
 def _html_cell(html: str) -> nbformat.NotebookNode:
     return nbformat.v4.new_raw_cell(html, metadata={"raw_mimetype": "text/html"})
 
@@ -179,6 +221,7 @@ def execute(chapter: Path) -> tuple[Path, bool]:
 
     source = expectations.strip_expected(chapter.read_text(encoding="utf-8"))
     nb = jupytext.reads(source, fmt="py:percent")
+    include_sources(nb, chapter)
     nb.metadata["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3",

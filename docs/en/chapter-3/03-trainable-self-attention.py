@@ -16,9 +16,10 @@
 
 # %%
 import torch
-from torch import nn
+from torch import Tensor, nn  # noqa: F401 (used by the class cells, which the build fills in from the package)
 
 from attention_mechanisms import SelfAttention_v1, SelfAttention_v2
+from attention_mechanisms._checks import check_size, check_tokens  # noqa: F401 (used by the class cells, which the build fills in from the package)
 from attention_mechanisms.plotting import show_attention
 
 tokens = ["Your", "journey", "starts", "with", "one", "step"]
@@ -133,17 +134,37 @@ print(context_vec_2)
 # %% [markdown]
 # ## 3.4.2 Implementing a compact self-attention Python class
 #
-# The package's [`SelfAttention_v1`][attention_mechanisms.self_attention.SelfAttention_v1]
-# holds the three matrices as `nn.Parameter`s, drawn with `torch.rand` in the order above,
-# and computes all context vectors at once:
+# The steps above, for every token at once, make a class. This is the package's
+# [`SelfAttention_v1`][attention_mechanisms.self_attention.SelfAttention_v1], exactly as it
+# ships; the cell defines it in this notebook, so you can edit it and run the cells after it
+# again. It computes
 #
 # $$
 # Z = \operatorname{softmax}\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V,
 # \qquad Q = X W_q,\; K = X W_k,\; V = X W_v
 # $$
+
+# %% include="attention_mechanisms.self_attention.SelfAttention_v1"
+
+# %% [markdown]
+# Line by line:
 #
-# With the same seed it draws the same matrices, so its second row is the context vector
-# we just computed by hand:
+# - `__init__` checks that both sizes are positive ints (`check_size`), then creates
+#   `W_query`, `W_key` and `W_value` as `nn.Parameter(torch.rand(d_in, d_out))`, in that
+#   order: the same three draws as in 3.4.1, so the same seed gives the same matrices.
+#   `nn.Parameter` registers each matrix with the module, so `parameters()` and
+#   `state_dict()` see it.
+# - `forward` first checks `x` (`check_tokens`): a floating-point `(T, d_in)`, or a batch
+#   `(b, T, d_in)`.
+# - `keys = x @ self.W_key`, and likewise the queries and values: one row per token, the
+#   matrix form of `x_2 @ W_key`.
+# - `attn_scores = queries @ keys.mT`: every $\omega_{ij}$ at once. `.mT` transposes the
+#   last two dimensions, which for one sequence is the book's `keys.T`.
+# - `attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)`: scaled by
+#   $\sqrt{d_k}$ and normalised over the keys, each row summing to 1.
+# - `context_vec = attn_weights @ values`: row $i$ is $z^{(i)}$.
+#
+# With the same seed as in 3.4.1, its second row is the context vector we computed by hand:
 
 # %%
 torch.manual_seed(123)
@@ -159,9 +180,16 @@ print(sa_v1(inputs))
 
 # %% [markdown]
 # [`SelfAttention_v2`][attention_mechanisms.self_attention.SelfAttention_v2] replaces the
-# hand-made matrices with `nn.Linear` layers without bias. `nn.Linear` computes the same
-# matrix product, but starts from a better initialisation than `torch.rand`, which helps
-# training. Its weights are different random numbers, so its outputs differ:
+# hand-made matrices with `nn.Linear` layers, without bias unless `qkv_bias=True`:
+
+# %% include="attention_mechanisms.self_attention.SelfAttention_v2"
+
+# %% [markdown]
+# Only two things change. In `__init__`, each projection is an `nn.Linear(d_in, d_out)`,
+# which computes the same matrix product, but starts from a better initialisation than
+# `torch.rand`, which helps training. In `forward`, `self.W_key(x)` calls the layer instead
+# of `x @ self.W_key`. The rest, scores, scaling, softmax and the weighted sum, is line for
+# line the same. Its weights are different random numbers, so its outputs differ:
 
 # %%
 torch.manual_seed(789)

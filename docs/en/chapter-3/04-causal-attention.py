@@ -8,8 +8,10 @@
 
 # %%
 import torch
+from torch import Tensor, nn  # noqa: F401 (used by the class cells, which the build fills in from the package)
 
 from attention_mechanisms import CausalAttention, SelfAttention_v2, causal_mask
+from attention_mechanisms._checks import check_dropout, check_size, check_tokens  # noqa: F401 (used by the class cells, which the build fills in from the package)
 from attention_mechanisms.plotting import show_attention
 
 tokens = ["Your", "journey", "starts", "with", "one", "step"]
@@ -257,16 +259,54 @@ print(batch.shape)
 # %% [markdown]
 # [`CausalAttention`][attention_mechanisms.causal.CausalAttention] combines everything on
 # this page: `nn.Linear` projections, the $-\infty$ mask, scaling, softmax and dropout on the
-# weights. It takes a `context_length`, the longest sequence it will ever see, to size its
-# mask, and slices the top-left corner for shorter inputs.
+# weights. Here it is as the package ships it; the cell defines it in this notebook (the
+# first cell imports what it needs), so you can edit it and run the cells after it again:
+
+# %% include="attention_mechanisms.causal.CausalAttention"
+
+# %% [markdown]
+# Line by line, against the steps above:
+#
+# - `__init__` creates the three projections in the order query, key, value, then
+#   `self.dropout = nn.Dropout(...)`, and registers the mask
+#   `torch.triu(torch.ones(context_length, context_length), diagonal=1)` as a buffer (see
+#   below). `context_length` is the longest sequence the module will ever see.
+# - `forward` checks `x` and reads `num_tokens`, the book's `b, num_tokens, d_in = x.shape`
+#   written so that one sequence `(T, d_in)` works too.
+# - `keys`, `queries`, `values`: the three projections.
+# - `attn_scores = queries @ keys.transpose(-2, -1)`: the book's `transpose(1, 2)` for a
+#   batch, which swaps the token and feature dimensions of each sequence.
+# - `attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)`: the
+#   top-left corner of the mask, for inputs shorter than `context_length`; the trailing `_`
+#   fills in place. The diagonal is never hidden, so no row is all $-\infty$.
+# - `attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)`, then
+#   `attn_weights = self.dropout(attn_weights)`, which zeroes weights only in training mode.
+# - `context_vec = attn_weights @ values`: `(b, num_tokens, d_out)`.
+#
+# On the batch, with `dropout=0.0`, the two copies of the sentence give the same context
+# vectors, and the first token's row depends on the first token only:
 
 # %%
 torch.manual_seed(123)
 context_length = batch.shape[1]
 ca = CausalAttention(d_in=3, d_out=2, context_length=context_length, dropout=0.0)
 context_vecs = ca(batch)
+print(context_vecs)
 print("context_vecs.shape:", context_vecs.shape)
 # Out:
+# tensor([[[-0.4519,  0.2216],
+#          [-0.5874,  0.0058],
+#          [-0.6300, -0.0632],
+#          [-0.5675, -0.0843],
+#          [-0.5526, -0.0981],
+#          [-0.5299, -0.1081]],
+#
+#         [[-0.4519,  0.2216],
+#          [-0.5874,  0.0058],
+#          [-0.6300, -0.0632],
+#          [-0.5675, -0.0843],
+#          [-0.5526, -0.0981],
+#          [-0.5299, -0.1081]]], grad_fn=<UnsafeViewBackward0>)
 # context_vecs.shape: torch.Size([2, 6, 2])
 
 # %% [markdown]

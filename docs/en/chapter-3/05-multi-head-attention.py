@@ -9,11 +9,19 @@
 
 # %%
 import torch
+from torch import Tensor, nn  # noqa: F401 (used by the class cells, which the build fills in from the package)
 
-from attention_mechanisms import (
+from attention_mechanisms import (  # noqa: F401 (used by the class cells, which the build fills in from the package)
+    CausalAttention,
     MultiHeadAttention,
     MultiHeadAttentionWrapper,
     scaled_dot_product_attention,
+)
+from attention_mechanisms._checks import (  # noqa: F401 (used by the class cells, which the build fills in from the package)
+    check_dropout,
+    check_heads,
+    check_size,
+    check_tokens,
 )
 from attention_mechanisms.plotting import show_attention
 
@@ -41,8 +49,17 @@ batch = torch.stack((inputs, inputs), dim=0)  # (2, 6, 3)
 # \,\|\, \cdots \,\|\, \operatorname{head}_h(X)\right]
 # $$
 #
-# That is [`MultiHeadAttentionWrapper`][attention_mechanisms.multihead.MultiHeadAttentionWrapper].
-# With two heads of `d_out=2` each, every token gets $2 \times 2 = 4$ output features:
+# That is [`MultiHeadAttentionWrapper`][attention_mechanisms.multihead.MultiHeadAttentionWrapper],
+# as the package ships it (the cell defines it here, so you can edit it and run on):
+
+# %% include="attention_mechanisms.multihead.MultiHeadAttentionWrapper"
+
+# %% [markdown]
+# `__init__` builds `num_heads` independent `CausalAttention` modules, each with its own
+# projections, and keeps them in an `nn.ModuleList` so that their parameters belong to the
+# wrapper. `forward` runs them one after the other on the same `x` and joins their outputs
+# with `torch.cat(..., dim=-1)`. With two heads of `d_out=2` each, every token gets
+# $2 \times 2 = 4$ output features:
 
 # %%
 torch.manual_seed(123)
@@ -264,8 +281,33 @@ print("second head:\n", second_head @ second_head.T)
 # %% [markdown]
 # ### The class
 #
-# Putting it together, with the book's seed and sizes (`d_out=2` split over two heads of
-# size 1):
+# Putting it together gives the package's
+# [`MultiHeadAttention`][attention_mechanisms.multihead.MultiHeadAttention], shown and
+# defined here as it ships:
+
+# %% include="attention_mechanisms.multihead.MultiHeadAttention"
+
+# %% [markdown]
+# Line by line, against the steps traced above:
+#
+# - `__init__` checks the sizes, with `head_dim = d_out // num_heads` (`check_heads`
+#   refuses a `d_out` that does not split evenly), and creates `W_query`, `W_key`,
+#   `W_value`, then `out_proj`, `dropout` and the `mask` buffer. That order of creation is
+#   what makes `torch.manual_seed(123)` give the book's numbers.
+# - `forward` treats one sequence as a batch of one, then reads `b, num_tokens`.
+# - The three projections give `(b, num_tokens, d_out)`; `.view(b, num_tokens,
+#   num_heads, head_dim)` splits the last dimension into heads, and `.transpose(1, 2)`
+#   brings the heads forward: `(b, num_heads, num_tokens, head_dim)`.
+# - `attn_scores = queries @ keys.transpose(2, 3)`: one batched product gives the scores of
+#   every head, `(b, num_heads, num_tokens, num_tokens)`.
+# - The mask, the scaled softmax and dropout are the lines of `CausalAttention`, applied to
+#   every head at once.
+# - `(attn_weights @ values).transpose(1, 2)` puts the tokens back in front;
+#   `.contiguous().view(b, num_tokens, self.d_out)` joins the heads again, as the wrapper's
+#   `torch.cat` did.
+# - `self.out_proj(context_vec)` mixes the heads' outputs, a layer the wrapper does not have.
+#
+# With the book's seed and sizes (`d_out=2` split over two heads of size 1):
 
 # %%
 torch.manual_seed(123)
