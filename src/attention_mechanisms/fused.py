@@ -134,12 +134,10 @@ class KVCache:
                     f"got {keys.dtype} on {keys.device}"
                 )
             if end > cached.shape[2]:  # full and growable: double the storage
-                size = max(end, 2 * cached.shape[2])
-                self._keys = torch.cat(
-                    (cached, cached.new_empty(b, h, size - cached.shape[2], d)), 2
-                )
-                self._values = torch.cat(
-                    (self._values, cached.new_empty(b, h, size - cached.shape[2], d)), 2
+                more = max(end, 2 * cached.shape[2]) - cached.shape[2]
+                self._keys, self._values = (
+                    torch.cat((t, t.new_empty(b, h, more, d)), dim=2)
+                    for t in (self._keys, self._values)
                 )
         self._keys[..., self._length : end, :] = keys
         self._values[..., self._length : end, :] = values
