@@ -115,13 +115,14 @@ def package_python(session: nox.Session) -> str:
         if url := os.environ.get("TORCH_INDEX_URL"):
             extra = ("--extra-index-url", url)  # for what that build needs, e.g. ROCm's triton
     groups = nox.project.dependency_groups(PYPROJECT, "test", "docs")
-    session.run_install(*pip, *extra, "-e", f"{ROOT}[plot]", *groups)
+    tools = ("-e", str(ROOT / "tools"))  # the book's build tooling (tools/pyproject.toml)
+    session.run_install(*pip, *extra, "-e", f"{ROOT}[plot]", *tools, *groups)
     _package_python = str(python)
     return _package_python
 
 
 def npm_ci(session: nox.Session) -> None:
-    """The front-end files the site serves itself (MathJax), exactly as package-lock.json says."""
+    """MathJax for typesetting at build time, exactly as package-lock.json says."""
     session.run("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
 
 
@@ -205,6 +206,7 @@ def build(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Run the test suite and the docstring examples (pytest; extra args go to pytest)."""
     python = package_python(session)
+    npm_ci(session)  # the typesetting tests run MathJax
     session.run(python, "-m", "pytest", *session.posargs)
 
 
@@ -215,8 +217,7 @@ def examples(session: nox.Session) -> None:
     `nox -s examples -- --update` first rewrites the expected outputs from execution.
     """
     python = package_python(session)
-    npm_ci(session)
-    session.run(python, "tools/book.py", "check", *session.posargs)
+    session.run(python, "-m", "book", "check", *session.posargs)
 
 
 @nox.session(venv_backend="none")

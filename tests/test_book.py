@@ -1,19 +1,22 @@
-"""The book's notebook plumbing (tools/book.py): execution, caching and the chapter rules."""
+"""The book's executor and checker (tools/book): execution, caching and the chapter rules."""
 
 from __future__ import annotations
 
+import importlib.metadata
+import sys
 import textwrap
 from pathlib import Path
 
-import book
 import nbformat
 import pytest
+
+from book import ROOT, BookError, checker, executor, expectations, shown
 
 
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path, monkeypatch):
     """Each test executes into its own cache, never the repository's."""
-    monkeypatch.setattr(book, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(executor, "CACHE", tmp_path / "cache")
 
 
 def write_chapter(directory: Path, source: str, name: str = "chapter.py") -> Path:
@@ -42,44 +45,54 @@ def test_executes_once_then_reuses_the_cache(tmp_path):
         print(6 * 7)
         """,
     )
-    path, ran = book.execute(chapter)
+    path, ran = executor.execute(chapter)
     assert ran
     assert path.name == "chapter.ipynb"
     assert outputs_of(path) == ["42\n"]
-    assert book.execute(chapter) == (path, False)
+    assert executor.execute(chapter) == (path, False)
 
 
 def test_a_changed_chapter_executes_again_and_replaces_the_old_result(tmp_path):
     chapter = write_chapter(tmp_path, "# %%\nprint(1)\n")
-    first, _ = book.execute(chapter)
+    first, _ = executor.execute(chapter)
     chapter.write_text("# %%\nprint(2)\n", encoding="utf-8")
-    second, ran = book.execute(chapter)
+    second, ran = executor.execute(chapter)
     assert ran
     assert second != first
     assert not first.exists()
     assert outputs_of(second) == ["2\n"]
 
 
-def test_cache_key_covers_the_package_and_the_torch_version(tmp_path, monkeypatch):
+def test_cache_key_covers_the_package_the_parser_and_the_environment(tmp_path, monkeypatch):
     chapter = write_chapter(tmp_path, "# %%\nprint(1)\n")
     package = tmp_path / "package"
     package.mkdir()
     (package / "module.py").write_text("x = 1\n", encoding="utf-8")
-    monkeypatch.setattr(book, "PACKAGE", package)
-    key = book.cache_key(chapter)
-    assert book.cache_key(chapter) == key
+    monkeypatch.setattr(executor, "PACKAGE", package)
+    key = executor.cache_key(chapter)
+    assert executor.cache_key(chapter) == key
 
     (package / "module.py").write_text("x = 2\n", encoding="utf-8")
-    changed_src = book.cache_key(chapter)
+    changed_src = executor.cache_key(chapter)
     assert changed_src != key
 
-    real_version = book.importlib.metadata.version
-    monkeypatch.setattr(
-        book.importlib.metadata,
-        "version",
-        lambda name: "0.0.1" if name == "torch" else real_version(name),
-    )
-    assert book.cache_key(chapter) != changed_src
+    # The expectation parser decides what executes (it strips the stated outputs).
+    parser = tmp_path / "expectations.py"
+    parser.write_bytes(Path(expectations.__file__).read_bytes())
+    monkeypatch.setattr(expectations, "__file__", str(parser))
+    assert executor.cache_key(chapter) == changed_src
+    parser.write_text(parser.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+    changed_parser = executor.cache_key(chapter)
+    assert changed_parser != changed_src
+
+    monkeypatch.setattr(executor, "environment", lambda: "python-3.99\ntorch-0.0.1")
+    assert executor.cache_key(chapter) != changed_parser
+
+
+def test_the_environment_names_python_and_torch():
+    lines = executor.environment().splitlines()
+    assert lines[0] == f"python-{sys.version_info.major}.{sys.version_info.minor}"
+    assert f"torch-{importlib.metadata.version('torch')}" in lines
 
 
 PACKAGED = '''
@@ -100,11 +113,11 @@ def test_an_include_cell_shows_and_defines_the_packages_code(tmp_path, monkeypat
     package = tmp_path / "attention_mechanisms"
     package.mkdir()
     (package / "module.py").write_text(PACKAGED, encoding="utf-8")
-    monkeypatch.setattr(book, "PACKAGE", package)
+    monkeypatch.setattr(executor, "PACKAGE", package)
     chapter = write_chapter(
         tmp_path, '# %% include="attention_mechanisms.module.twice"\n\n# %%\nprint(twice(21))\n'
     )
-    path, _ = book.execute(chapter)
+    path, _ = executor.execute(chapter)
     nb = nbformat.read(path, as_version=4)
     code = [cell for cell in nb.cells if cell.cell_type == "code"]
     assert code[0].source == 'def twice(x):\n    """Double x."""\n    return 2 * x'
@@ -112,7 +125,7 @@ def test_an_include_cell_shows_and_defines_the_packages_code(tmp_path, monkeypat
     assert outputs_of(path) == ["42\n"]
     # Editing the function executes the chapter again and changes what it prints.
     (package / "module.py").write_text(PACKAGED.replace("2 * x", "3 * x"), encoding="utf-8")
-    path, ran = book.execute(chapter)
+    path, ran = executor.execute(chapter)
     assert ran and outputs_of(path) == ["63\n"]
 
 
@@ -121,7 +134,7 @@ def test_an_include_cell_shows_and_defines_the_packages_code(tmp_path, monkeypat
     [
         (
             '# %% include="attention_mechanisms.module.twice"\nprint(1)\n',
-            r"chapter\.py, cell 0: a cell marked include='attention_mechanisms\.module\.twice' "
+            r"chapter\.py, line 1: a cell marked include='attention_mechanisms\.module\.twice' "
             r"must be empty",
         ),
         (
@@ -139,16 +152,16 @@ def test_a_bad_include_is_named(tmp_path, monkeypatch, cell, message):
     package = tmp_path / "attention_mechanisms"
     package.mkdir()
     (package / "module.py").write_text(PACKAGED, encoding="utf-8")
-    monkeypatch.setattr(book, "PACKAGE", package)
-    with pytest.raises(book.BookError, match=message):
-        book.execute(write_chapter(tmp_path, cell))
+    monkeypatch.setattr(executor, "PACKAGE", package)
+    with pytest.raises(BookError, match=message):
+        executor.execute(write_chapter(tmp_path, cell))
 
 
 def test_a_failing_cell_fails_with_the_chapter_named(tmp_path):
     chapter = write_chapter(tmp_path, "# %%\nprint(1)\n# %%\n1 / 0\n")
-    message = r"chapter\.py, cell 1: raised ZeroDivisionError: division by zero\n1 / 0\n"
-    with pytest.raises(book.BookError, match=message):
-        book.execute(chapter)
+    message = r"chapter\.py, line 3: raised ZeroDivisionError: division by zero\n1 / 0\n"
+    with pytest.raises(BookError, match=message):
+        executor.execute(chapter)
 
 
 def test_a_marked_cell_must_raise_the_stated_error(tmp_path):
@@ -162,7 +175,7 @@ def test_a_marked_cell_must_raise_the_stated_error(tmp_path):
         """,
         name="good.py",
     )
-    path, _ = book.execute(good)
+    path, _ = executor.execute(good)
     assert outputs_of(path)[-1] == "after\n"
 
     wrong_message = write_chapter(
@@ -170,27 +183,28 @@ def test_a_marked_cell_must_raise_the_stated_error(tmp_path):
         '# %% tags=["raises-exception"] raises="ZeroDivisionError: something else"\n1 / 0\n',
         name="wrong_message.py",
     )
-    with pytest.raises(book.BookError, match=r"cell 0: expected 'ZeroDivisionError: some"):
-        book.execute(wrong_message)
+    with pytest.raises(BookError, match=r"line 1: expected 'ZeroDivisionError: some"):
+        executor.execute(wrong_message)
 
     silent = write_chapter(
         tmp_path,
         '# %% tags=["raises-exception"] raises="ValueError"\nx = 1\n',
         name="silent.py",
     )
-    with pytest.raises(book.BookError, match=r"expected 'ValueError', but the cell raised nothing"):
-        book.execute(silent)
+    with pytest.raises(BookError, match=r"expected 'ValueError', but the cell raised nothing"):
+        executor.execute(silent)
 
 
 def test_a_raising_cell_needs_both_the_tag_and_the_stated_error(tmp_path):
     chapter = write_chapter(
         tmp_path, '# %% tags=["raises-exception"]\nraise ValueError("x")\n', name="untold.py"
     )
-    with pytest.raises(book.BookError, match=r"needs both the tag 'raises-exception' and"):
-        book.execute(chapter)
+    with pytest.raises(BookError, match=r"needs both the tag 'raises-exception' and"):
+        executor.execute(chapter)
 
 
-def test_solutions_are_folded_into_details(tmp_path):
+def test_the_executed_notebook_is_plain(tmp_path):
+    """What the reader downloads: nbformat 4, the cells of the source and nothing else."""
     chapter = write_chapter(
         tmp_path,
         """
@@ -200,56 +214,16 @@ def test_solutions_are_folded_into_details(tmp_path):
         print("answer")
         # %% [markdown] tags=["solution"]
         # Why it works
-        # %% [markdown]
-        # Next exercise
         """,
     )
-    path, _ = book.execute(chapter)
-    cells = nbformat.read(path, as_version=4).cells
-    kinds = [(c.cell_type, c.source.splitlines()[0]) for c in cells]
-    assert kinds == [
-        ("markdown", "Exercise"),
-        ("raw", '<details class="success"><summary>Solution</summary>'),
-        ("code", 'print("answer")'),
-        ("markdown", "Why it works"),
-        ("raw", "</details>"),
-        ("markdown", "Next exercise"),
+    path, _ = executor.execute(chapter)
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    assert [(c.cell_type, c.metadata.get("tags")) for c in nb.cells] == [
+        ("markdown", None),
+        ("code", ["solution"]),
+        ("markdown", ["solution"]),
     ]
-
-
-class FakeFile:
-    def __init__(self, src_uri: str) -> None:
-        self.src_uri = src_uri
-
-
-class FakePage:
-    def __init__(self, src_uri: str) -> None:
-        self.file = FakeFile(src_uri)
-
-
-def test_notebook_pages_lose_cdn_scripts_and_gain_cross_references():
-    html = textwrap.dedent(
-        """
-        <!-- Load mathjax -->
-        <script src="https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/latest.js"> </script>
-        <!-- MathJax configuration -->
-        <script type="text/x-mathjax-config">MathJax.Hub.Config({});</script>
-        <!-- End of mathjax configuration -->
-        <script type="module">
-          import mermaid from "https://cdn.jsdelivr.net/npm/mermaid@11/dist/mermaid.esm.min.mjs";
-        </script>
-        <p>See [<code>causal_mask</code>][attention_mechanisms.functional.causal_mask].</p>
-        """
-    )
-    out = book.on_page_content(html, FakePage("chapter-3/a.py"), config=None, files=None)
-    assert "<script" not in out
-    assert "https://" not in out
-    assert (
-        '<autoref identifier="attention_mechanisms.functional.causal_mask">'
-        "<code>causal_mask</code></autoref>"
-    ) in out
-    # Markdown pages are left to MkDocs.
-    assert book.on_page_content(html, FakePage("index.md"), config=None, files=None) == html
 
 
 CHECKED = """
@@ -266,45 +240,45 @@ print(round(1 / 3, 4))
 
 def test_check_passes_and_counts(tmp_path):
     chapter = write_chapter(tmp_path, CHECKED)
-    report = book.check(chapter)
+    report = checker.check(chapter)
     assert report.errors == []
     assert (report.checked, report.prose) == (1, 1)
 
 
 def test_one_changed_digit_in_an_expectation_fails(tmp_path):
     chapter = write_chapter(tmp_path, CHECKED.replace("# 0.3333", "# 0.3334"))
-    (error,) = book.check(chapter).errors
-    assert "chapter.py, code cell 0 (line 5): output differs" in error
+    (error,) = checker.check(chapter).errors
+    assert "chapter.py, line 5: output differs" in error
     assert "expected 0.3334, got 0.3333" in error
 
 
 def test_a_code_change_that_alters_an_output_fails_and_update_repairs_it(tmp_path):
     chapter = write_chapter(tmp_path, CHECKED.replace("1 / 3", "2 / 3"))
-    output_error, prose_error = book.check(chapter).errors
+    output_error, prose_error = checker.check(chapter).errors
     assert "expected 0.3333, got 0.6667" in output_error
     assert "the prose quotes 0.333" in prose_error
-    assert book.update(chapter)
+    assert checker.update(chapter)
     assert "# 0.6667" in chapter.read_text(encoding="utf-8")
-    report = book.check(chapter)
+    report = checker.check(chapter)
     # The prose now quotes a number the chapter no longer prints.
     assert report.errors == [
-        f"{chapter}, Markdown cell 0: the prose quotes 0.333, which no output of the chapter prints"
+        f"{chapter}, line 1: the prose quotes 0.333, which no output of the chapter prints"
     ]
-    assert not book.update(chapter)  # nothing left to rewrite
+    assert not checker.update(chapter)  # nothing left to rewrite
 
 
 def test_update_does_not_execute_again(tmp_path):
     chapter = write_chapter(tmp_path, CHECKED.replace("# Out:\n# 0.3333\n", ""))
-    _, ran = book.execute(chapter)
+    _, ran = executor.execute(chapter)
     assert ran
-    assert book.update(chapter)
-    assert book.execute(chapter)[1] is False  # expectations are not part of the cache key
-    assert book.check(chapter).errors == []
+    assert checker.update(chapter)
+    assert executor.execute(chapter)[1] is False  # expectations are not part of the cache key
+    assert checker.check(chapter).errors == []
 
 
 def test_output_without_expectation_fails(tmp_path):
     chapter = write_chapter(tmp_path, "# %%\nprint('hello')\n")
-    (error,) = book.check(chapter).errors
+    (error,) = checker.check(chapter).errors
     assert "printed output but states none" in error
     assert "| hello" in error
 
@@ -313,29 +287,29 @@ def test_nondeterministic_needs_a_reason(tmp_path):
     with_reason = write_chapter(
         tmp_path, '# %% nondeterministic="depends on the clock"\nimport time\nprint(time.time())\n'
     )
-    report = book.check(with_reason)
+    report = checker.check(with_reason)
     assert report.errors == []
     assert report.nondeterministic == [f"{with_reason}, line 1: depends on the clock"]
 
     without = write_chapter(
         tmp_path, '# %% nondeterministic=""\nprint(1)\n', name="without_reason.py"
     )
-    (error,) = book.check(without).errors
+    (error,) = checker.check(without).errors
     assert "marked nondeterministic without a reason" in error
 
 
 def test_docstring_examples_pass():
-    report = book.check_docstrings()
+    report = checker.check_docstrings()
     assert report.errors == []
     assert report.checked >= 20
 
 
-REAL_CHAPTERS = book.chapters()
+REAL_CHAPTERS = executor.chapters()
 
 
 def edit_first_stated_digit(text: str) -> str:
     """The chapter source with one digit of its first stated number changed."""
-    header, cells = book.expectations.split_cells(text)
+    header, cells = expectations.split_cells(text)
     for cell in cells:
         for index, line in enumerate(cell.expected or []):
             digits = [i for i, ch in enumerate(line) if ch.isdigit()]
@@ -343,16 +317,16 @@ def edit_first_stated_digit(text: str) -> str:
                 at = digits[-1]
                 changed = str((int(line[at]) + 5) % 10)
                 cell.expected[index] = line[:at] + changed + line[at + 1 :]
-                return book.expectations.join_cells(header, cells)
+                return expectations.join_cells(header, cells)
     raise AssertionError("the chapter states no number")
 
 
 @pytest.mark.parametrize("chapter", REAL_CHAPTERS, ids=lambda p: p.name)
 def test_every_chapter_fails_when_a_stated_value_is_edited(chapter, monkeypatch):
     # The real chapters share the repository's cache with the site build: execute once.
-    monkeypatch.setattr(book, "CACHE", book.ROOT / ".cache" / "book")
-    assert book.check(chapter).errors == []
-    errors = book.check(chapter, edit_first_stated_digit(chapter.read_text("utf-8"))).errors
+    monkeypatch.setattr(executor, "CACHE", ROOT / ".cache" / "book")
+    assert checker.check(chapter).errors == []
+    errors = checker.check(chapter, edit_first_stated_digit(chapter.read_text("utf-8"))).errors
     assert len(errors) == 1
-    assert errors[0].startswith(f"{book._shown(chapter)}, code cell ")
+    assert errors[0].startswith(f"{shown(chapter)}, line ")
     assert "output differs from the source" in errors[0]

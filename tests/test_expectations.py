@@ -1,11 +1,12 @@
-"""tools/expectations.py: how stated outputs are parsed, compared and rewritten."""
+"""book.expectations: how stated outputs are parsed, compared and rewritten."""
 
 from __future__ import annotations
 
 import textwrap
 
-import expectations as ex
 import pytest
+
+from book import expectations as ex
 
 SOURCE = textwrap.dedent(
     """\

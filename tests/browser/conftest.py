@@ -13,7 +13,16 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from browsing import CHROMIUM, CHROMIUM_ARGS, PREFIX, SCREENSHOTS, SITE, TRANSFER_SIZES
+from browsing import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    LAYOUT,
+    PAGE_LIMIT,
+    PREFIX,
+    SCREENSHOTS,
+    SITE,
+    TRANSFER_SIZES,
+)
 
 
 class SiteHandler(SimpleHTTPRequestHandler):
@@ -83,9 +92,19 @@ def screenshots() -> Path:
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
+    if LAYOUT:
+        terminalreporter.section("code layout")
+        sideways = sum(count for count, _ in LAYOUT.values())
+        widths = {page: width for page, (_, width) in LAYOUT.items() if width is not None}
+        terminalreporter.write_line(f"code blocks scrolling sideways at 1280 px: {sideways}")
+        if widths:
+            page = min(widths, key=widths.get)
+            terminalreporter.write_line(
+                f"narrowest notebook code at 390 px: {widths[page]:.1%} of the screen (/{page})"
+            )
     if not TRANSFER_SIZES:
         return
-    terminalreporter.section("transfer size per page (every response body)")
+    terminalreporter.section(f"transfer size per page (every response body; limit {PAGE_LIMIT:,})")
     for page, (size, requests, _) in sorted(TRANSFER_SIZES.items(), key=lambda i: -i[1][0]):
         terminalreporter.write_line(f"{size:>10,} bytes  {requests:>3} requests  /{page}")
     largest = max(TRANSFER_SIZES, key=lambda page: TRANSFER_SIZES[page][0])

@@ -8,17 +8,69 @@ from urllib.parse import urljoin, urlsplit
 
 import nbformat
 import pytest
-from browsing import TRANSFER_SIZES, notebook_pages, site_pages
+from browsing import (
+    LAYOUT,
+    PAGE_LIMIT,
+    RAW_TEX,
+    TRANSFER_SIZES,
+    notebook_pages,
+    site_pages,
+)
 
-# TeX that MathJax should have replaced: \commands, \( \) \[ \] and $...$ delimiters.
-RAW_TEX = re.compile(r"\\[A-Za-z]{2,}|\\[()\[\]]|\$\$|\$[^$\s][^$]*\$")
+# Everything a reader can see or hear outside code: the title, the whole body (navigation,
+# table of contents, headings, hidden menus included) and the labels of its elements.
+VISIBLE_TEXT = """() => {
+  const body = document.body.cloneNode(true);
+  body.querySelectorAll("pre, code, script, style, textarea").forEach((e) => e.remove());
+  const labels = Array.from(document.querySelectorAll("[aria-label], [title], [alt]"))
+    .map((e) => ["aria-label", "title", "alt"].map((a) => e.getAttribute(a) || "").join(" "));
+  return [document.title, body.textContent, ...labels].join("\\n");
+}"""
 
-# The page's text without code, outputs and typeset math, where raw TeX would show.
-PROSE_TEXT = """() => {
-  const article = document.querySelector("article").cloneNode(true);
-  article.querySelectorAll("pre, code, mjx-container, script, style, .jp-OutputArea")
-    .forEach((element) => element.remove());
-  return article.textContent;
+# Every code block (and output) of the article, all solutions unfolded: does it scroll
+# sideways? (A block that fits has no more content than width.)
+SIDEWAYS = """() => {
+  document.querySelectorAll("article details").forEach((d) => { d.open = true; });
+  return Array.from(document.querySelectorAll("article pre"))
+    .map((pre) => pre.querySelector(":scope > code") || pre)
+    .filter((box) => box.clientWidth > 0 && box.scrollWidth > box.clientWidth)
+    .map((box) => box.textContent.trim().split("\\n")[0].slice(0, 60));
+}"""
+
+# The code blocks with a character under their copy button, and how many buttons were seen.
+COVERED = """() => {
+  const covered = [];
+  let buttons = 0;
+  for (const button of document.querySelectorAll("article button[data-md-type='copy']")) {
+    const b = button.getBoundingClientRect();
+    const code = button.closest("pre").querySelector(":scope > code");
+    if (b.width === 0 || !code) continue;
+    buttons += 1;
+    const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+    const range = document.createRange();
+    while (walker.nextNode()) {
+      const text = walker.currentNode.textContent;
+      for (let i = 0; i < text.length; i++) {
+        if (!text[i].trim()) continue;
+        range.setStart(walker.currentNode, i);
+        range.setEnd(walker.currentNode, i + 1);
+        const r = range.getBoundingClientRect();
+        if (r.right > b.left && r.left < b.right && r.bottom > b.top && r.top < b.bottom) {
+          covered.push(code.textContent.trim().split("\\n")[0].slice(0, 40));
+          break;
+        }
+      }
+    }
+  }
+  return { buttons, covered: [...new Set(covered)] };
+}"""
+
+# The narrowest notebook code block, as a fraction of the window's width.
+NOTEBOOK_CODE_WIDTH = """() => {
+  const widths = Array.from(document.querySelectorAll("article .nb-cell pre"))
+    .map((pre) => pre.getBoundingClientRect().width)
+    .filter((width) => width > 0);
+  return widths.length ? Math.min(...widths) / window.innerWidth : null;
 }"""
 
 IMAGES = """() => Array.from(document.images).map((image) => ({
@@ -44,8 +96,6 @@ def load(context, url: str):
     page.on("request", on_request)
     page.on("response", lambda response: record["responses"].append(response))
     response = page.goto(url, wait_until="networkidle")
-    # Wait until MathJax has typeset the page, if the page loads it.
-    page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
     return page, response, record
 
 
@@ -53,12 +103,16 @@ def load(context, url: str):
 def test_page(context, base_url, screenshots, path):
     page, response, record = load(context, base_url + path)
     assert response.status == 200
-    TRANSFER_SIZES[path] = (0, len(record["responses"]), len(record["foreign"]))
+    size = sum(len(r.body()) for r in record["responses"] if r.status == 200)
+    TRANSFER_SIZES[path] = (size, len(record["responses"]), len(record["foreign"]))
     assert record["console"] == [], "console errors"
     assert record["foreign"] == [], "requests to other hosts"
     assert record["failed"] == [], "failed requests"
     bad = [f"{r.status} {r.url}" for r in record["responses"] if r.status >= 400]
     assert bad == [], "error responses"
+    assert size <= PAGE_LIMIT, f"a cold load transfers {size:,} bytes"
+    math_code = [r.url for r in record["responses"] if re.search("mathjax|katex", r.url, re.I)]
+    assert math_code == [], "math is typeset at build time: no page loads math code"
 
     # Accessibility basics.
     assert page.evaluate("document.documentElement.lang") == "en"
@@ -67,19 +121,54 @@ def test_page(context, base_url, screenshots, path):
     assert [i for i in images if not (i["alt"] or "").strip()] == [], "images without alt text"
     assert [i for i in images if not i["loaded"]] == [], "images that did not load"
 
-    # Every formula typeset: no TeX left in the text a reader sees.
-    leftovers = RAW_TEX.findall(page.evaluate(PROSE_TEXT))
+    # Every formula typeset: no TeX left anywhere a reader looks.
+    leftovers = RAW_TEX.findall(page.evaluate(VISIBLE_TEXT))
     assert leftovers == [], "raw TeX left on the page"
 
-    TRANSFER_SIZES[path] = (
-        sum(len(r.body()) for r in record["responses"] if r.status == 200),
-        len(record["responses"]),
-        len(record["foreign"]),
-    )
+    # Code fits the column, and no copy button covers code.
+    sideways = page.evaluate(SIDEWAYS)
+    covered = page.evaluate(COVERED)
     name = path.strip("/").replace("/", "__") or "home"
     page.screenshot(path=screenshots / f"{name}.desktop.png", full_page=True)
+
+    # On a phone: notebook code keeps most of the width, and the page never scrolls sideways.
     page.set_viewport_size({"width": 390, "height": 844})
+    page.evaluate(SIDEWAYS)  # unfolds the solutions
+    phone_width = page.evaluate(NOTEBOOK_CODE_WIDTH)
+    page_width = page.evaluate("document.documentElement.scrollWidth")
+    covered_on_phone = page.evaluate(COVERED)
     page.screenshot(path=screenshots / f"{name}.phone.png", full_page=True)
+    LAYOUT[path] = (len(sideways), phone_width)
+
+    assert sideways == [], "code blocks that scroll sideways at 1280 px"
+    assert covered["covered"] == [], "code under the copy button at 1280 px"
+    assert covered_on_phone["covered"] == [], "code under the copy button at 390 px"
+    if path in notebook_pages():
+        assert covered["buttons"] > 0 and covered_on_phone["buttons"] > 0
+    assert page_width <= 390, "the page scrolls sideways on a 390 px phone"
+    if phone_width is not None:
+        assert phone_width >= 0.8, "notebook code narrower than 80% of a 390 px phone"
+
+
+def test_the_page_checks_find_what_they_look_for(context):
+    """Each check above, on a page made to fail it: none can pass by seeing nothing."""
+    page = context.new_page()
+    page.set_content(
+        r"""<title>Attention</title><nav><a title="x">Second way: $-\infty$ first</a></nav>
+        <article><pre style="position: relative; width: 300px"><button data-md-type="copy"
+          style="position: absolute; top: 0; right: 0; width: 40px; height: 40px"></button
+        ><code style="display: block; overflow: auto">a_line_long_enough_to_run_under_the_button
+        </code></pre><div class="nb-cell"><pre style="width: 100px"><code>x</code></pre></div>
+        </article>"""
+    )
+    assert RAW_TEX.findall(page.evaluate(VISIBLE_TEXT)) == ["$-\\infty$"]  # in the navigation
+    assert page.evaluate(SIDEWAYS) == ["a_line_long_enough_to_run_under_the_button"]
+    assert page.evaluate(COVERED) == {
+        "buttons": 1,
+        "covered": ["a_line_long_enough_to_run_under_the_butt"],  # its first 40 characters
+    }
+    page.set_viewport_size({"width": 1000, "height": 800})
+    assert page.evaluate(NOTEBOOK_CODE_WIDTH) == pytest.approx(0.1)
 
 
 @pytest.mark.parametrize("path", notebook_pages())
@@ -97,3 +186,6 @@ def test_download_link_returns_the_executed_notebook(context, base_url, path):
     assert code, "a chapter notebook has code"
     assert any(cell.outputs for cell in code), "the download carries the outputs"
     assert json.loads(response.text())["nbformat"] == 4
+    # A plain notebook: the page's presentation (folded solutions) is not in it.
+    assert [cell.cell_type for cell in nb.cells if cell.cell_type == "raw"] == []
+    assert not any("<details" in cell.source for cell in nb.cells)

@@ -2,24 +2,56 @@
 
 from __future__ import annotations
 
+from browsing import RAW_TEX
 
-def test_search_for_softmax_lists_the_chapter_and_opens_it(context, base_url):
+
+def search(context, base_url, query: str):
+    """Type ``query`` into the search box as a reader does; return the result links."""
     page = context.new_page()
     page.goto(base_url)
-    search = page.locator("input[data-md-component='search-query']")
-    search.click()
+    box = page.locator("input[data-md-component='search-query']")
+    box.click()
     # The index loads in a web worker; a query typed before it is ready is dropped.
     page.wait_for_function(
         "() => !/Initializing/.test(document.querySelector('.md-search-result__meta').textContent)"
     )
-    search.press_sequentially("softmax")  # Material searches on key events, as a reader types
+    box.press_sequentially(query)  # Material searches on key events, as a reader types
     results = page.locator(".md-search-result__item > a")
     results.first.wait_for()
+    return page, results
+
+
+def test_search_for_softmax_lists_the_chapter_and_opens_it(context, base_url):
+    page, results = search(context, base_url, "softmax")
     hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
     chapter = next(i for i, href in enumerate(hrefs) if "02-simple-self-attention" in href)
     results.nth(chapter).click()
     page.wait_for_url("**/02-simple-self-attention/**")
-    assert page.locator("h1").inner_text() == "Simplified self-attention"
+    # The heading's permalink (¶) is part of its text, as on every page.
+    assert page.locator("h1").inner_text().removesuffix("¶") == "Simplified self-attention"
+
+
+def test_search_finds_the_api_reference(context, base_url):
+    _, results = search(context, base_url, "MultiHeadAttentionWrapper")
+    hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
+    assert any("reference/multihead/" in href for href in hrefs)
+
+
+def test_search_results_show_math_as_text_not_tex(context, base_url):
+    """The section "Second way: -inf before the softmax" has a formula in its title."""
+    page, results = search(context, base_url, "Second way")
+    page.locator(".md-search-result__more summary").first.click()  # unfold the sections
+    # The results' text outside code (which may quote TeX in a docstring).
+    texts = results.evaluate_all(
+        """(links) => links.map((link) => {
+          const copy = link.cloneNode(true);
+          copy.querySelectorAll("code, pre").forEach((code) => code.remove());
+          return copy.textContent;
+        })"""
+    )
+    section = next(text for text in texts if "before the softmax" in text)
+    assert "Second way: \u2212\u221e before the softmax" in section  # minus sign, infinity
+    assert [text for text in texts if RAW_TEX.search(text)] == []
 
 
 def test_light_dark_toggle(context, base_url):

@@ -8,10 +8,13 @@
 
 # %%
 import torch
-from torch import Tensor, nn  # noqa: F401 (used by the class cells, which the build fills in from the package)
+
+# The class cells below, which the build fills in from the package, use the names
+# marked noqa: ruff cannot see those uses in this file.
+from torch import Tensor, nn  # noqa: F401
 
 from attention_mechanisms import CausalAttention, SelfAttention_v2, causal_mask
-from attention_mechanisms._checks import check_dropout, check_size, check_tokens  # noqa: F401 (used by the class cells, which the build fills in from the package)
+from attention_mechanisms._checks import check_dropout, check_size, check_tokens  # noqa: F401
 from attention_mechanisms.plotting import show_attention
 
 tokens = ["Your", "journey", "starts", "with", "one", "step"]

@@ -9,15 +9,18 @@
 
 # %%
 import torch
-from torch import Tensor, nn  # noqa: F401 (used by the class cells, which the build fills in from the package)
 
-from attention_mechanisms import (  # noqa: F401 (used by the class cells, which the build fills in from the package)
+# The class cells below, which the build fills in from the package, use the names
+# marked noqa: ruff cannot see those uses in this file.
+from torch import Tensor, nn  # noqa: F401
+
+from attention_mechanisms import (  # noqa: F401
     CausalAttention,
     MultiHeadAttention,
     MultiHeadAttentionWrapper,
     scaled_dot_product_attention,
 )
-from attention_mechanisms._checks import (  # noqa: F401 (used by the class cells, which the build fills in from the package)
+from attention_mechanisms._checks import (  # noqa: F401
     check_dropout,
     check_heads,
     check_size,

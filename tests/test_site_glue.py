@@ -1,0 +1,193 @@
+"""The site glue (tools/book): notebook pages as Material markup, math typeset at build time."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+from mkdocs_jupyter.convert import nb2html
+
+from book import ROOT, executor, mkdocs_hooks, notebook_html, typeset
+
+
+@pytest.fixture(autouse=True)
+def private_caches(tmp_path, monkeypatch):
+    monkeypatch.setattr(executor, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(mkdocs_hooks, "PAGES_CACHE", tmp_path / "pages")
+
+
+@pytest.fixture(scope="module")
+def mathjax():
+    if not (typeset.MATHJAX / "package.json").exists():
+        pytest.fail("node_modules/mathjax is missing: run `npm ci` (nox does)", pytrace=False)
+    process = typeset.MathJax()
+    yield process
+    process.close()
+
+
+CHAPTER = """
+# %% [markdown]
+# # A chapter
+#
+# Scores are $\\omega_{ij} = q^{(i)} \\cdot k^{(j)}$, and see
+# [`causal_mask`][attention_mechanisms.functional.causal_mask] or [the next page](next.py).
+#
+# ## Second way: $-\\infty$ before the softmax
+
+# %%
+print("a" * 3)
+
+# %% [markdown]
+# Exercise: print 42.
+
+# %% tags=["solution"]
+print(6 * 7)
+
+# %% [markdown] tags=["solution"]
+# Because $6 \\times 7 = 42$.
+
+# %% tags=["raises-exception"] raises="ZeroDivisionError: division by zero"
+1 / 0
+"""
+
+
+@pytest.fixture
+def rendered(tmp_path) -> str:
+    """The chapter as mkdocs-jupyter renders it for this site (its real template)."""
+    chapter = tmp_path / "chapter.py"
+    chapter.write_text(textwrap.dedent(CHAPTER).lstrip(), encoding="utf-8")
+    path, _ = executor.execute(chapter)
+    return nb2html(str(path), no_prompt=True, custom_mathjax_url="")
+
+
+def test_a_notebook_page_becomes_material_markup(rendered):
+    soup = BeautifulSoup(notebook_html.simplify(rendered), "html.parser")
+    # The template's CSS, scripts, prompts, duplicated sources and tag toolbars are gone.
+    assert soup.find_all(["style", "script", "clipboard-copy"]) == []
+    assert soup.select(".clipboard-copy-txt, .celltoolbar, .jp-InputPrompt, .jp-Cell") == []
+    # Markdown cells are plain HTML; headings keep their anchors as Material's permalinks.
+    assert soup.select_one("h1").get("id") == "a-chapter"
+    assert [a["href"] for a in soup.select("h1 > a.headerlink, h2 > a.headerlink")] == [
+        "#a-chapter",
+        "#second-way-infty-before-the-softmax",
+    ]
+    # Code cells are Material code blocks (its colours and copy button), then their outputs.
+    blocks = soup.select(".nb-cell > div.highlight > pre > code")
+    assert blocks[0].get_text() == 'print("a" * 3)\n'
+    outputs = soup.select(".nb-cell > .nb-output")
+    assert outputs[0].get_text().strip() == "aaa"
+    assert all(output.has_attr("data-search-exclude") for output in outputs)
+    # The raised error is shown, as its output.
+    assert "ZeroDivisionError" in outputs[-1].get_text()
+
+
+def test_solutions_are_folded_at_render_time(rendered):
+    soup = BeautifulSoup(notebook_html.simplify(rendered), "html.parser")
+    (details,) = soup.select("details")
+    assert details.summary.get_text() == "Solution"
+    assert details.select_one("pre code").get_text() == "print(6 * 7)\n"
+    assert "Because" in details.get_text()
+    assert "Exercise" not in details.get_text()
+    assert "ZeroDivisionError" not in details.get_text()  # the run of solution cells ended
+
+
+def test_html_of_another_shape_is_refused():
+    with pytest.raises(notebook_html.NotebookHTMLError, match=r"no div\.jupyter-wrapper"):
+        notebook_html.simplify("<p>not a notebook</p>")
+
+
+@pytest.mark.parametrize(
+    ("html", "found"),
+    [
+        (r"<p>inline \(x^2\) and $y$</p>", [("x^2", False), ("y", False)]),
+        (r'<div class="arithmatex">\[a &lt; b\]</div>', [("a < b", True)]),
+        ("<p>$$\\sum_k e^{x_k}$$ then $z$</p>", [("\\sum_k e^{x_k}", True), ("z", False)]),
+        ("<p>costs $5 and $10 in all</p>", []),  # currency, not math
+        ("<pre>$x$</pre><code>\\(y\\)</code><script>'$z$'</script>", []),
+        ("<p>$a</p><p>b$</p>", []),  # never across elements
+    ],
+)
+def test_find_math(html, found):
+    assert [(f.tex, f.display) for f in typeset.find_math(html)] == found
+
+
+def test_typeset_replaces_every_formula_and_defines_the_glyphs_once(mathjax):
+    page = r"<h2>Second way: $-\infty$</h2><p>and \(-\infty\) again, <code>$x$</code></p>"
+    toc_title = r"Second way: $-\infty$"
+    (html, title), has_math = typeset.typeset([page, toc_title], mathjax)
+    assert has_math
+    assert html.startswith('<svg class="math-glyphs"') and html.count("<defs>") == 1
+    assert html.count("<mjx-container") == 2 and "<code>$x$</code>" in html
+    assert "$" not in title.replace("<code>", "") and title.count("<mjx-container") == 1
+    # The MathML copy, read by screen readers and the search index, is text, not TeX:
+    assert "<mo>\u2212</mo>" in title and "\\infty" not in title  # a minus sign
+
+
+def test_a_page_without_math_is_left_alone(mathjax):
+    assert typeset.typeset(["<p>no math</p>"], mathjax) == (["<p>no math</p>"], False)
+
+
+def test_a_tex_error_names_the_formula(mathjax):
+    with pytest.raises(typeset.TypesetError, match=r"Missing close brace in \$\\frac\{\$"):
+        typeset.typeset([r"<p>$\frac{$</p>"], mathjax)
+
+
+class FakeFiles:
+    def __init__(self, pages: dict[str, str]) -> None:
+        self.pages = pages
+
+    def get_file_from_path(self, path: str):
+        return FakeFile(path, self.pages[path]) if path in self.pages else None
+
+
+class FakeFile:
+    def __init__(self, src_uri: str, url: str = "") -> None:
+        self.src_uri, self.url = src_uri, url
+
+    def url_relative_to(self, other: FakeFile) -> str:
+        return posixpath.relpath(self.url, other.url) + "/"  # directory URLs, as MkDocs
+
+
+class FakePage:
+    def __init__(self, src_uri: str, url: str) -> None:
+        self.file = FakeFile(src_uri, url)
+        self.toc = []
+
+
+def test_the_hook_presents_a_chapter_page(rendered, mathjax, monkeypatch):
+    monkeypatch.setattr(mkdocs_hooks, "_mathjax", mathjax)
+    page = FakePage("chapter-3/chapter.py", "chapter-3/chapter/")
+    files = FakeFiles({"chapter-3/next.py": "chapter-3/next/"})
+    html = mkdocs_hooks.on_page_content(rendered, page=page, config=None, files=files)
+    assert '<autoref identifier="attention_mechanisms.functional.causal_mask">' in html
+    assert 'href="../next/"' in html
+    assert "<mjx-container" in html and "$" not in BeautifulSoup(html, "html.parser").p.text
+
+    # A second build reads the presented page from the cache: it typesets nothing.
+    def no_typesetting(math):
+        raise AssertionError(f"typeset again: {math}")
+
+    monkeypatch.setattr(mathjax, "render", no_typesetting)
+    again = mkdocs_hooks.on_page_content(rendered, page=page, config=None, files=files)
+    assert again == html
+
+
+def test_the_tooling_imports_the_ordinary_way(tmp_path):
+    """No sys.path tricks: the installed package is found from any directory."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    code = "import book.cli, book.mkdocs_hooks; print(book.ROOT)"
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert Path(result.stdout.strip()) == ROOT
+    changes_path = re.compile(r"sys\.path\.(insert|append|extend)|sys\.path(\[[^]]*\])?\s*\+?=")
+    sources = (ROOT / "tools" / "book").glob("*.py")
+    assert [path.name for path in sources if changes_path.search(path.read_text("utf-8"))] == []

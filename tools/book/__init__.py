@@ -1,0 +1,33 @@
+"""The book's tooling: execute every chapter once, check what it prints, publish it.
+
+Chapters are Jupytext "percent" scripts (``docs/<lang>/**/*.py``). One module per job:
+
+- `book.executor` executes a chapter into a notebook with outputs, cached under
+  ``.cache/book/``, and enforces the chapter rules (cells that must raise, include cells);
+- `book.checker` compares every output with the ``# Out:`` block its cell states, and runs
+  the package's docstring examples the same way (`book.expectations` parses those blocks);
+- `book.mkdocs_hooks` is the MkDocs hook (``hooks:`` in ``mkdocs.yml``): it executes stale
+  chapters, warns about outputs that differ from their source (so a strict build fails),
+  and hands each page to `book.notebook_html` (notebook pages as plain, light HTML) and
+  `book.typeset` (every formula typeset at build time);
+- `book.cli` is the command line: ``python -m book execute | check [--update] | path``.
+
+The package is installed editable into the documentation environment (``pip install -e
+tools``, which ``nox`` does), so every caller imports it the ordinary way.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]  # the repository
+
+
+class BookError(RuntimeError):
+    """A chapter failed to execute or broke one of the book's rules."""
+
+
+def shown(path: Path) -> str:
+    """``path`` relative to the repository when it is inside it, for messages."""
+    path = path.resolve()
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)

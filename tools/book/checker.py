@@ -1,0 +1,162 @@
+"""Check that every output a chapter shows is the one its source states.
+
+Each code cell states what it prints in an ``# Out:`` block (see `book.expectations`).
+Checking executes the chapter if it is stale (`book.executor`), then compares each output
+with its block, and each number quoted in the prose with the outputs. The package's
+docstring examples are run the same way. ``--update`` rewrites the blocks from execution.
+
+Messages name a cell by the line of its ``# %%`` marker in the chapter file.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import io
+import pkgutil
+from pathlib import Path
+
+import nbformat
+
+from book import BookError, expectations, shown
+from book.executor import cell_lines, execute
+
+
+class Report:
+    """What checking one chapter (or the docstrings) found."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.checked = 0  # outputs compared with their expectation
+        self.prose = 0  # numbers quoted in prose and found in the outputs
+        self.nondeterministic: list[str] = []  # "file, line N: reason"
+        self.errors: list[str] = []
+
+
+def _pair_code_cells(
+    chapter: Path, nb: nbformat.NotebookNode, source_cells: list[expectations.SourceCell]
+) -> list[tuple[expectations.SourceCell, nbformat.NotebookNode]]:
+    """Match the source's code cells with the executed notebook's, in order."""
+    source_code = [cell for cell in source_cells if cell.is_code]
+    nb_code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    if len(source_code) != len(nb_code):
+        raise BookError(
+            f"{shown(chapter)}: {len(source_code)} code cells in the source but "
+            f"{len(nb_code)} in the executed notebook; is a cell marker malformed?"
+        )
+    return list(zip(source_code, nb_code, strict=True))
+
+
+def check(chapter: Path, source_text: str | None = None) -> Report:
+    """Compare every output of ``chapter`` with what its source states.
+
+    Args:
+        chapter: The chapter source file.
+        source_text: Check these stated outputs instead of the file's (same code cells).
+    """
+    path, _ = execute(chapter)
+    nb = nbformat.read(path, as_version=4)
+    report = Report(shown(chapter))
+    outputs = []
+    if source_text is None:
+        source_text = chapter.read_text(encoding="utf-8")
+    _, source_cells = expectations.split_cells(source_text)
+    for source, cell in _pair_code_cells(chapter, nb, source_cells):
+        where = f"{report.name}, line {source.line}"
+        actual = expectations.output_text(cell)
+        reason = cell.metadata.get("nondeterministic")
+        if reason is not None:
+            if not isinstance(reason, str) or not reason.strip():
+                report.errors.append(
+                    f"{where}: marked nondeterministic without a reason; write "
+                    f'nondeterministic="why its output cannot be fixed"'
+                )
+            elif source.expected is not None:
+                report.errors.append(f"{where}: marked nondeterministic but states an output")
+            else:
+                report.nondeterministic.append(f"{where}: {reason}")
+            continue
+        outputs.append(actual)
+        if source.expected is None:
+            if actual:
+                report.errors.append(
+                    f"{where}: printed output but states none; add a '{expectations.OUT}' "
+                    f"block (nox -s examples -- --update) or mark it nondeterministic\n"
+                    + "\n".join(f"    | {line}" for line in actual.splitlines())
+                )
+            continue
+        stated = "\n".join(source.expected)
+        mismatch = expectations.compare(stated, actual)
+        report.checked += 1
+        if mismatch is not None:
+            report.errors.append(
+                f"{where}: output differs from the source\n  {mismatch.describe()}\n"
+                + "\n".join(
+                    f"    {line}" for line in expectations.diff(stated, actual).splitlines()
+                )
+            )
+    for cell, line in zip(nb.cells, cell_lines(chapter, nb), strict=True):
+        if cell.cell_type != "markdown":
+            continue
+        for number in expectations.prose_numbers(cell.source):
+            if expectations.appears_in(number, outputs):
+                report.prose += 1
+            else:
+                report.errors.append(
+                    f"{report.name}, line {line}: the prose quotes {number}, which no output "
+                    "of the chapter prints"
+                )
+    return report
+
+
+def update(chapter: Path) -> bool:
+    """Rewrite the expected-output blocks of ``chapter`` from its execution.
+
+    Returns:
+        Whether the file changed.
+    """
+    path, _ = execute(chapter)
+    nb = nbformat.read(path, as_version=4)
+    text = chapter.read_text(encoding="utf-8")
+    header, cells = expectations.split_cells(text)
+    for source, cell in _pair_code_cells(chapter, nb, cells):
+        actual = expectations.output_text(cell)
+        nondeterministic = cell.metadata.get("nondeterministic") is not None
+        source.expected = actual.splitlines() if actual and not nondeterministic else None
+    new = expectations.join_cells(header, cells)
+    if new != text:
+        chapter.write_text(new, encoding="utf-8")
+    return new != text
+
+
+class _NumericChecker(doctest.OutputChecker):
+    """Docstring examples follow the chapters' rules: numbers to their printed precision."""
+
+    def check_output(self, want: str, got: str, optionflags: int) -> bool:
+        return expectations.compare(want, got) is None
+
+    def output_difference(self, example: doctest.Example, got: str, optionflags: int) -> str:
+        mismatch = expectations.compare(example.want, got)
+        detail = mismatch.describe() if mismatch else ""
+        return f"  {detail}\n" + expectations.diff(example.want, got) + "\n"
+
+
+def check_docstrings(package: str = "attention_mechanisms") -> Report:
+    """Run every ``>>>`` example in the package, comparing outputs like the chapters do."""
+    root = importlib.import_module(package)
+    report = Report(f"docstrings of {package}")
+    finder = doctest.DocTestFinder(exclude_empty=True)
+    for info in pkgutil.walk_packages(root.__path__, prefix=f"{package}."):
+        module = importlib.import_module(info.name)
+        for test in finder.find(module):
+            if not test.examples:
+                continue
+            output = io.StringIO()
+            runner = doctest.DocTestRunner(checker=_NumericChecker(), optionflags=doctest.ELLIPSIS)
+            result = runner.run(test, out=output.write)
+            report.checked += result.attempted - result.failed
+            if result.failed:
+                report.errors.append(
+                    f"{test.name} ({shown(Path(test.filename))}):\n{output.getvalue()}"
+                )
+    return report

@@ -1,0 +1,233 @@
+"""Execute a chapter into a notebook with outputs, once per change, and enforce its rules.
+
+Each chapter is executed with nbclient into ``.cache/book/``, under a key made of
+
+- the chapter's source, without its expected-output blocks (editing an expectation does not
+  execute the chapter again; `book.checker` compares it with the cached outputs),
+- every file of ``src/attention_mechanisms/``,
+- this module and `book.expectations`, which decide what is executed,
+- the Python version and every installed distribution with its version (torch,
+  matplotlib, jupytext, ...),
+
+so a change to any of them executes the chapter again, and a rebuild with nothing changed
+executes nothing. The cached notebook is what the page shows and what the reader downloads:
+a plain nbformat 4 notebook, whatever the site does to present it.
+
+The rules:
+
+- A cell that raises fails, unless it is tagged ``raises-exception`` and states the error
+  in its ``raises`` metadata, e.g.
+  ``# %% tags=["raises-exception"] raises="ValueError: d_out must be divisible"``; such a
+  cell fails if it does *not* raise that error.
+- A code cell marked ``include="attention_mechanisms.<module>.<Name>"`` must be empty: it is
+  filled with that class's or function's source, read from the package, before execution,
+  so the page shows the shipped code and the notebook defines it.
+
+Messages name a cell by the line of its ``# %%`` marker in the chapter file.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import shutil
+import sys
+from pathlib import Path
+
+import jupytext
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+from book import ROOT, BookError, expectations, shown
+
+DOCS = ROOT / "docs"
+PACKAGE = ROOT / "src" / "attention_mechanisms"
+CACHE = ROOT / ".cache" / "book"
+CELL_TIMEOUT = 600  # seconds; the slowest cell (the benchmark chapter) stays well below
+
+
+def chapters(docs_dir: Path = DOCS) -> list[Path]:
+    """Every chapter source under ``docs_dir``: all ``*.py`` files (MkDocs pages)."""
+    return sorted(p for p in docs_dir.rglob("*.py") if "overrides" not in p.parts)
+
+
+@functools.cache
+def environment() -> str:
+    """The Python version and every installed distribution, one ``name-version`` a line.
+
+    Read from the names of the ``*.dist-info`` folders on ``sys.path`` (which carry both),
+    not from their metadata files: the same facts, ten times faster.
+    """
+    folders = {
+        folder.name.removesuffix(".dist-info")
+        for entry in map(Path, sys.path)
+        if entry.is_dir()
+        for folder in entry.glob("*.dist-info")
+    }
+    python = f"python-{sys.version_info.major}.{sys.version_info.minor}"
+    return "\n".join([python, *sorted(folders)])
+
+
+def cache_key(chapter: Path) -> str:
+    """Hash of everything that can change what the chapter shows (see the module doc)."""
+    digest = hashlib.sha256()
+    for module in (Path(__file__), Path(expectations.__file__)):
+        digest.update(module.read_bytes())
+    digest.update(expectations.strip_expected(chapter.read_text(encoding="utf-8")).encode())
+    for path in sorted(PACKAGE.rglob("*.py")):
+        digest.update(path.relative_to(PACKAGE).as_posix().encode())
+        digest.update(path.read_bytes())
+    digest.update(environment().encode())
+    return digest.hexdigest()[:16]
+
+
+def _chapter_dir(chapter: Path) -> Path:
+    chapter = chapter.resolve()
+    if chapter.is_relative_to(DOCS):
+        return CACHE / chapter.relative_to(DOCS).with_suffix("")
+    # A chapter outside docs/ (the tooling's own tests use some): one folder per path.
+    return CACHE / "other" / hashlib.sha256(str(chapter).encode()).hexdigest()[:16]
+
+
+def executed_path(chapter: Path) -> Path:
+    """Where the executed notebook of ``chapter`` is cached (it may not exist yet)."""
+    return _chapter_dir(chapter) / cache_key(chapter) / f"{chapter.stem}.ipynb"
+
+
+def cell_lines(chapter: Path, nb: nbformat.NotebookNode) -> list[int]:
+    """The line of each cell's ``# %%`` marker in the chapter file, in notebook order."""
+    _, cells = expectations.split_cells(chapter.read_text(encoding="utf-8"))
+    if len(cells) != len(nb.cells):
+        raise BookError(
+            f"{shown(chapter)}: {len(cells)} '# %%' markers but {len(nb.cells)} notebook "
+            "cells; does code come before the first marker?"
+        )
+    return [cell.line for cell in cells]
+
+
+def _error_of(cell: nbformat.NotebookNode) -> tuple[str, str] | None:
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            return output["ename"], output["evalue"]
+    return None
+
+
+def check_raises(nb: nbformat.NotebookNode, chapter: Path) -> None:
+    """Every ``raises-exception`` cell raised the error its ``raises`` metadata states."""
+    for cell, line in zip(nb.cells, cell_lines(chapter, nb), strict=True):
+        if cell.cell_type != "code":
+            continue
+        tagged = "raises-exception" in cell.metadata.get("tags", [])
+        stated = cell.metadata.get("raises")
+        where = f"{shown(chapter)}, line {line}"
+        if tagged != (stated is not None):
+            raise BookError(
+                f"{where}: a cell that must raise needs both the tag 'raises-exception' and "
+                f'the metadata raises="ExceptionType: message start"; got tags='
+                f"{cell.metadata.get('tags', [])}, raises={stated!r}"
+            )
+        if not tagged:
+            continue
+        expected_type, _, expected_message = stated.partition(":")
+        expected_message = expected_message.strip()
+        error = _error_of(cell)
+        if error is None:
+            raise BookError(f"{where}: expected {stated!r}, but the cell raised nothing")
+        ename, evalue = error
+        if ename != expected_type.strip() or not evalue.startswith(expected_message):
+            raise BookError(f"{where}: expected {stated!r}, got {ename}: {evalue}")
+
+
+def package_source(qualified: str) -> str:
+    """The source of a class or function of the package, e.g. ``"attention_mechanisms.causal.X"``.
+
+    Read from the file, not imported, so a rebuild after an edit always shows the edit.
+    """
+    module, _, name = qualified.rpartition(".")
+    package, _, file = module.partition(".")
+    path = PACKAGE / f"{file}.py"
+    if package != PACKAGE.name or "." in file or not path.is_file():
+        raise BookError(f"include={qualified!r}: expected {PACKAGE.name}.<module>.<name>")
+    text = path.read_text(encoding="utf-8")
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.ClassDef | ast.FunctionDef) and node.name == name:
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            return "\n".join(text.splitlines()[first - 1 : node.end_lineno])
+    raise BookError(f"include={qualified!r}: {shown(path)} defines no class or function {name}")
+
+
+def include_sources(nb: nbformat.NotebookNode, chapter: Path) -> None:
+    """Fill each empty code cell marked ``include="package.module.Name"`` with that source.
+
+    The page then shows the package's own code, and the notebook defines it: the reader can
+    edit the class there and run the cells after it again.
+    """
+    for cell, line in zip(nb.cells, cell_lines(chapter, nb), strict=True):
+        qualified = cell.metadata.get("include")
+        if cell.cell_type != "code" or qualified is None:
+            continue
+        if cell.source.strip():
+            raise BookError(
+                f"{shown(chapter)}, line {line}: a cell marked include={qualified!r} must be "
+                f"empty, since the package's source replaces it; got {cell.source[:60]!r}"
+            )
+        cell.source = package_source(qualified)
+        del cell.metadata["include"]
+
+
+def execute(chapter: Path) -> tuple[Path, bool]:
+    """Return the executed notebook of ``chapter``, executing it only if it is stale.
+
+    Returns:
+        ``(path, ran)``: the cached notebook and whether it was executed just now.
+
+    Raises:
+        BookError: If a cell fails or a ``raises-exception`` cell does not raise as stated.
+    """
+    chapter = chapter.resolve()
+    target = executed_path(chapter)
+    if target.exists():
+        return target, False
+
+    source = expectations.strip_expected(chapter.read_text(encoding="utf-8"))
+    nb = jupytext.reads(source, fmt="py:percent")
+    include_sources(nb, chapter)
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    client = NotebookClient(
+        nb,
+        timeout=CELL_TIMEOUT,
+        kernel_name="python3",
+        allow_errors=False,  # only cells tagged raises-exception may raise
+        record_timing=False,  # keep the notebook free of timestamps
+        # The kernel's start-up notices (not cell errors) would clutter every build log.
+        extra_arguments=["--IPKernelApp.log_level=ERROR"],
+        resources={"metadata": {"path": str(chapter.parent)}},
+    )
+    try:
+        client.execute()
+    except CellExecutionError as error:
+        failed = next(i for i, cell in enumerate(nb.cells) if _error_of(cell) is not None)
+        line = cell_lines(chapter, nb)[failed]
+        raise BookError(
+            f"{shown(chapter)}, line {line}: raised {error.ename}: {error.evalue}\n"
+            f"{nb.cells[failed].source}\n(a cell that is meant to raise needs the tag "
+            '"raises-exception" and raises="ExceptionType: message start")'
+        ) from None
+    check_raises(nb, chapter)
+    nbformat.validate(nb)
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".partial")
+    nbformat.write(nb, partial)
+    partial.replace(target)
+    # Keep only the current execution of this chapter.
+    for old in target.parent.parent.iterdir():
+        if old != target.parent:
+            shutil.rmtree(old)
+    return target, True

@@ -1,0 +1,108 @@
+"""Present a chapter page: mkdocs-jupyter's notebook HTML as plain, light Material markup.
+
+mkdocs-jupyter renders a notebook with nbconvert's JupyterLab template: 600 kB of inline
+CSS and a copy-button script on every page, ``In [n]:`` prompts, nested ``jp-*`` wrappers,
+each code cell's source a second time in a hidden element, and the cell tags as a toolbar.
+`simplify` keeps what the reader needs and gives it the markup that Material already styles:
+
+- a Markdown cell becomes its rendered HTML, so headings and paragraphs sit in the page
+  like those of any Markdown page;
+- a code cell becomes a Material code block (``div.highlight > pre > code``: Material's
+  colours and its copy button) followed by its outputs in ``div.nb-output``;
+- each run of cells tagged ``solution`` is folded into ``<details>``, here and not in the
+  notebook, so the downloaded notebook stays plain;
+- outputs are left out of the search index (``data-search-exclude``): they are numbers,
+  and they would double the index that every page loads.
+"""
+
+from __future__ import annotations
+
+from bs4 import BeautifulSoup, Tag
+
+
+class NotebookHTMLError(ValueError):
+    """The HTML is not the shape mkdocs-jupyter produces (its template changed?)."""
+
+
+def _code_block(cell: Tag, soup: BeautifulSoup) -> Tag | None:
+    """The cell's source as a Material code block, or None for a cell shown without input."""
+    source = cell.select_one(".highlight-ipynb > pre")
+    if source is None:
+        return None
+    code = soup.new_tag("code")
+    for child in list(source.children):
+        if isinstance(child, Tag) and child.name == "span" and not child.contents:
+            continue  # pygments' empty leading <span></span> stays outside <code>
+        code.append(child.extract())
+    source.append(code)
+    block = soup.new_tag("div", attrs={"class": "language-python highlight"})
+    block.append(source.extract())
+    return block
+
+
+def _outputs(cell: Tag, soup: BeautifulSoup) -> list[Tag]:
+    outputs = []
+    for output in cell.select(".jp-OutputArea-output"):
+        kept = soup.new_tag("div", attrs={"class": "nb-output", "data-search-exclude": ""})
+        if output.get("data-mime-type"):
+            kept["data-mime-type"] = output["data-mime-type"]
+        for child in list(output.children):
+            kept.append(child.extract())
+        outputs.append(kept)
+    return outputs
+
+
+def _tags(cell: Tag) -> list[str]:
+    """The cell's tags: nbconvert marks a code cell's div, and a Markdown cell's content."""
+    elements = [cell, *cell.select(".jp-RenderedMarkdown")]
+    classes = [name for element in elements for name in element.get("class", [])]
+    return [name.removeprefix("celltag_") for name in classes if name.startswith("celltag_")]
+
+
+def simplify(html: str) -> str:
+    """The notebook part of a chapter page, rewritten as described in the module doc."""
+    soup = BeautifulSoup(html, "html.parser")
+    notebook = soup.select_one("div.jupyter-wrapper > div.jp-Notebook")
+    if notebook is None:
+        raise NotebookHTMLError("no div.jupyter-wrapper > div.jp-Notebook in the page")
+    # Everything around the notebook is the template's CSS and scripts; the site has its own.
+    for element in soup.contents:
+        if isinstance(element, Tag) and element.name not in ("style", "script", "div"):
+            raise NotebookHTMLError(f"unexpected <{element.name}> outside the notebook")
+
+    result = BeautifulSoup("", "html.parser")
+    root = result.new_tag("div", attrs={"class": "notebook"})
+    solution: Tag | None = None
+    for cell in notebook.find_all("div", class_="jp-Cell", recursive=False):
+        classes = cell["class"]
+        if "jp-MarkdownCell" in classes:
+            rendered = cell.select_one(".jp-RenderedMarkdown")
+            parts = list(rendered.children) if rendered is not None else []
+        elif "jp-CodeCell" in classes:
+            wrapper = result.new_tag("div", attrs={"class": "nb-cell"})
+            block = _code_block(cell, result)
+            if block is not None:
+                wrapper.append(block)
+            for output in _outputs(cell, result):
+                wrapper.append(output)
+            parts = [wrapper]
+        else:
+            raise NotebookHTMLError(f"unexpected cell with classes {classes}")
+        for anchor in cell.select("a.anchor-link"):
+            anchor["class"] = ["headerlink"]
+            anchor["title"] = "Permanent link"
+
+        if "solution" in _tags(cell):
+            if solution is None:
+                solution = result.new_tag("details", attrs={"class": "success"})
+                summary = result.new_tag("summary")
+                summary.string = "Solution"
+                solution.append(summary)
+                root.append(solution)
+            target = solution
+        else:
+            solution = None
+            target = root
+        for part in parts:
+            target.append(part.extract() if isinstance(part, Tag) else part)
+    return str(root)

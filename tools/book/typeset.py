@@ -1,0 +1,181 @@
+"""Typeset every formula of a page at build time, so that readers download no math code.
+
+Formulas are found where a reader's MathJax would have found them: in the text of the
+page, outside ``pre``, ``code``, ``script``, ``style`` and ``textarea``, between ``\\( \\)``
+or ``$ $`` (inline) and ``\\[ \\]`` or ``$$ $$`` (display). Markdown pages get ``\\( \\)``
+and ``\\[ \\]`` from pymdownx.arithmatex; notebook Markdown keeps the ``$`` of Jupyter. A
+``$`` that opens inline math is followed by a non-space, one that closes it follows one.
+
+MathJax 3 (the npm package locked in package-lock.json) runs in Node, in one process per
+build, through ``typeset.cjs``. Each formula becomes an SVG drawn with paths (no fonts)
+plus the same formula as MathML, which screen readers read and the search index keeps as
+text. Glyph shapes are defined once per page, in a hidden SVG at the start of the page. A
+TeX error fails the build, naming the formula.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import subprocess
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+
+from book import ROOT
+
+MATHJAX = ROOT / "node_modules" / "mathjax"
+SCRIPT = Path(__file__).with_name("typeset.cjs")
+_SKIP = {"pre", "code", "script", "style", "textarea", "svg", "math", "mjx-container"}
+# Display first, so that $$ is never read as two inline $.
+_MATH = re.compile(
+    r"\$\$(?P<d1>.+?)\$\$|\\\[(?P<d2>.+?)\\\]|\\\((?P<i1>.+?)\\\)"
+    r"|(?<![\\$])\$(?P<i2>[^\s$](?:[^$]*?[^\s\\$])?)\$(?!\d)",
+    re.S,
+)
+
+
+class TypesetError(ValueError):
+    """A formula that MathJax cannot typeset, or MathJax that cannot run."""
+
+
+@dataclass(frozen=True)
+class Formula:
+    start: int  # offsets of the delimited formula in the HTML
+    end: int
+    tex: str  # unescaped TeX, without delimiters
+    display: bool
+
+
+class _TextRuns(HTMLParser):
+    """Offsets of the HTML's text runs that may hold math (outside code and scripts)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=False)
+        self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self._events: list[tuple[int, bool]] = []  # (offset, is text that may hold math)
+        self._depth = 0
+        self.feed(text)
+        self.close()
+        self._events.append((len(text), False))
+
+    def _event(self, is_text: bool) -> None:
+        line, column = self.getpos()
+        self._events.append((self._line_starts[line - 1] + column, is_text and not self._depth))
+
+    def handle_starttag(self, tag, attrs):
+        self._event(False)
+        self._depth += tag in _SKIP
+
+    def handle_startendtag(self, tag, attrs):
+        self._event(False)
+
+    def handle_endtag(self, tag):
+        self._event(False)
+        self._depth -= tag in _SKIP and self._depth > 0
+
+    def handle_data(self, data):
+        self._event(True)
+
+    handle_entityref = handle_charref = handle_data
+
+    def handle_comment(self, data):
+        self._event(False)
+
+    handle_decl = handle_pi = unknown_decl = handle_comment
+
+    def runs(self) -> list[tuple[int, int]]:
+        """Merged ``(start, end)`` spans of math-capable text."""
+        spans: list[tuple[int, int]] = []
+        for (start, is_text), (end, _) in zip(self._events, self._events[1:], strict=False):
+            if not is_text or start == end:
+                continue
+            if spans and spans[-1][1] == start:
+                spans[-1] = (spans[-1][0], end)
+            else:
+                spans.append((start, end))
+        return spans
+
+
+def find_math(text: str) -> list[Formula]:
+    """Every delimited formula in the HTML ``text``, in order."""
+    found = []
+    for start, end in _TextRuns(text).runs():
+        for match in _MATH.finditer(text, start, end):
+            kind = match.lastgroup
+            found.append(
+                Formula(match.start(), match.end(), html.unescape(match[kind]), kind[0] == "d")
+            )
+    return found
+
+
+class MathJax:
+    """One Node process running ``typeset.cjs``, started on first use."""
+
+    def __init__(self, mathjax: Path = MATHJAX) -> None:
+        self.mathjax = mathjax
+        self._process: subprocess.Popen | None = None
+
+    def version(self) -> str:
+        package = self.mathjax / "package.json"
+        if not package.exists():
+            raise TypesetError(f"{package} is missing: run `npm ci` first")
+        return json.loads(package.read_text(encoding="utf-8"))["version"]
+
+    def render(self, math: list[tuple[str, bool]]) -> tuple[list[str], str]:
+        """SVG markup for each ``(tex, display)``, and the page's glyph definitions."""
+        if self._process is None:
+            self.version()  # fails clearly without npm ci
+            self._process = subprocess.Popen(
+                ["node", str(SCRIPT), str(self.mathjax)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                encoding="utf-8",
+            )
+        self._process.stdin.write(json.dumps({"math": math}) + "\n")
+        self._process.stdin.flush()
+        line = self._process.stdout.readline()
+        if not line:
+            raise TypesetError(f"MathJax stopped (exit status {self._process.wait()})")
+        reply = json.loads(line)
+        if reply["errors"]:
+            raise TypesetError(
+                "; ".join(f"{message} in ${math[index][0]}$" for index, message in reply["errors"])
+            )
+        return reply["html"], reply["defs"]
+
+    def close(self) -> None:
+        if self._process is not None:
+            self._process.stdin.close()
+            self._process.wait()
+            self._process.stdout.close()
+            self._process = None
+
+
+def typeset(texts: list[str], mathjax: MathJax) -> tuple[list[str], bool]:
+    """Replace every formula in each HTML fragment of one page with its SVG.
+
+    The glyph definitions go at the start of the first fragment, which must be the page's
+    content (the others, such as table-of-contents titles, are shown in the same page).
+
+    Returns:
+        The fragments with their math typeset, and whether the page has any math.
+    """
+    found = [find_math(text) for text in texts]
+    unique = list(dict.fromkeys((f.tex, f.display) for formulas in found for f in formulas))
+    if not unique:
+        return texts, False
+    rendered, defs = mathjax.render(unique)
+    svg = dict(zip(unique, rendered, strict=True))
+    result = []
+    for text, formulas in zip(texts, found, strict=True):
+        parts, position = [], 0
+        for formula in formulas:
+            parts += [text[position : formula.start], svg[formula.tex, formula.display]]
+            position = formula.end
+        result.append("".join(parts) + text[position:])
+    glyphs = f'<svg class="math-glyphs" aria-hidden="true" style="display: none">{defs}</svg>'
+    result[0] = glyphs + result[0]
+    return result, True
