@@ -164,6 +164,23 @@ def test_a_failing_cell_fails_with_the_chapter_named(tmp_path):
         executor.execute(chapter)
 
 
+def test_a_failing_cell_after_one_allowed_to_raise_is_the_one_named(tmp_path):
+    chapter = write_chapter(
+        tmp_path,
+        """
+        # %% tags=["raises-exception"] raises="ZeroDivisionError: division by zero"
+        1 / 0
+        # %%
+        print("fine")
+        # %%
+        {}["missing"]
+        """,
+    )
+    message = r"chapter\.py, line 5: raised KeyError: 'missing'\n\{\}\[\"missing\"\]\n"
+    with pytest.raises(BookError, match=message):
+        executor.execute(chapter)
+
+
 def test_a_marked_cell_must_raise_the_stated_error(tmp_path):
     good = write_chapter(
         tmp_path,

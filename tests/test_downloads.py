@@ -19,8 +19,9 @@ ALLOWED = {"attention_mechanisms", "torch", "matplotlib", *sys.stdlib_module_nam
 
 
 def downloaded(chapter: Path) -> nbformat.NotebookNode:
-    """The notebook the page offers: the cached execution (the real chapters share the
-    repository's cache with the site build, so each executes once)."""
+    """The notebook the page offers: the cached execution, which the build copies next to
+    the page (tests/browser fetches that copy through the page's download link too). The
+    real chapters share the repository's cache with the site build, so each executes once."""
     path, _ = executor.execute(chapter)
     return nbformat.read(path, as_version=4)
 

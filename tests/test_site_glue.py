@@ -98,9 +98,24 @@ def test_solutions_are_folded_at_render_time(rendered):
     assert "ZeroDivisionError" not in details.get_text()  # the run of solution cells ended
 
 
-def test_html_of_another_shape_is_refused():
-    with pytest.raises(notebook_html.NotebookHTMLError, match=r"no div\.jupyter-wrapper"):
-        notebook_html.simplify("<p>not a notebook</p>")
+@pytest.mark.parametrize(
+    ("html", "message"),
+    [
+        ("<p>not a notebook</p>", r"no div\.jupyter-wrapper"),
+        (
+            '<div class="jupyter-wrapper"><div class="jp-Notebook"></div></div><div>more</div>',
+            r"unexpected <div> outside the notebook",
+        ),
+        (
+            '<div class="jupyter-wrapper"><div class="jp-Notebook"></div></div>text',
+            r"unexpected text outside the notebook: 'text'",
+        ),
+    ],
+)
+def test_html_of_another_shape_is_refused(html, message):
+    """A template change must fail the build, not lose part of a page silently."""
+    with pytest.raises(notebook_html.NotebookHTMLError, match=message):
+        notebook_html.simplify(html)
 
 
 @pytest.mark.parametrize(
@@ -112,6 +127,8 @@ def test_html_of_another_shape_is_refused():
         ("<p>costs $5 and $10 in all</p>", []),  # currency, not math
         ("<pre>$x$</pre><code>\\(y\\)</code><script>'$z$'</script>", []),
         ("<p>$a</p><p>b$</p>", []),  # never across elements
+        ("<p>$a$$b$</p>", [("a", False), ("b", False)]),
+        (r"<p>\$5 or \$x\$</p>", []),  # escaped dollars
     ],
 )
 def test_find_math(html, found):
@@ -121,22 +138,46 @@ def test_find_math(html, found):
 def test_typeset_replaces_every_formula_and_defines_the_glyphs_once(mathjax):
     page = r"<h2>Second way: $-\infty$</h2><p>and \(-\infty\) again, <code>$x$</code></p>"
     toc_title = r"Second way: $-\infty$"
-    (html, title), has_math = typeset.typeset([page, toc_title], mathjax)
-    assert has_math
+    html, title = typeset.typeset([page, toc_title], mathjax)
     assert html.startswith('<svg class="math-glyphs"') and html.count("<defs>") == 1
     assert html.count("<mjx-container") == 2 and "<code>$x$</code>" in html
-    assert "$" not in title.replace("<code>", "") and title.count("<mjx-container") == 1
-    # The MathML copy, read by screen readers and the search index, is text, not TeX:
-    assert "<mo>\u2212</mo>" in title and "\\infty" not in title  # a minus sign
+    assert "$" not in title and title.count("<mjx-container") == 1
+    # The MathML copy, read by screen readers, is text, not TeX: a minus sign and infinity.
+    assert "<mo>\u2212</mo><mi" in title and "\\infty" not in title
+
+
+def test_the_search_index_gets_a_line_of_text_with_sub_and_superscripts(mathjax):
+    (html,) = typeset.typeset([r"<p>$\alpha_{ij} = e^{-\infty} / \sqrt{d_k}$</p>"], mathjax)
+    soup = BeautifulSoup(html, "html.parser")
+    # Material's search skips what is marked data-search-exclude and keeps <sub> and <sup>.
+    assert soup.find("mjx-assistive-mml").has_attr("data-search-exclude")
+    search = soup.find("span", class_="math-search")
+    assert search.has_attr("hidden")
+    assert search.decode_contents() == (
+        "\u03b1<sub>ij</sub>=e<sup>\u2212\u221e</sup>/\u221a(d<sub>k</sub>)"
+    )
 
 
 def test_a_page_without_math_is_left_alone(mathjax):
-    assert typeset.typeset(["<p>no math</p>"], mathjax) == (["<p>no math</p>"], False)
+    assert typeset.typeset(["<p>no math</p>"], mathjax) == ["<p>no math</p>"]
 
 
-def test_a_tex_error_names_the_formula(mathjax):
-    with pytest.raises(typeset.TypesetError, match=r"Missing close brace in \$\\frac\{\$"):
-        typeset.typeset([r"<p>$\frac{$</p>"], mathjax)
+@pytest.mark.parametrize(
+    ("tex", "message"),
+    [
+        (r"\frac{", r"Missing close brace in \$\\frac\{\$"),
+        (r"\foo x", r"Undefined control sequence \\foo in \$\\foo x\$"),
+    ],
+)
+def test_a_tex_error_names_the_formula(mathjax, tex, message):
+    with pytest.raises(typeset.TypesetError, match=message):
+        typeset.typeset([f"<p>${tex}$</p>"], mathjax)
+
+
+def test_macros_from_extensions_are_typeset(mathjax):
+    """Every extension is loaded up front (none can load on demand here)."""
+    (html,) = typeset.typeset([r"<p>$\boldsymbol{x} \cancel{y}$</p>"], mathjax)
+    assert html.count("<mjx-container") == 1
 
 
 class FakeFiles:

@@ -21,6 +21,11 @@ from __future__ import annotations
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository
+if not (ROOT / "mkdocs.yml").is_file():
+    raise ImportError(
+        f"book must be installed editable from the repository (pip install -e tools), so that "
+        f"it finds the book; it runs from {Path(__file__).parent}, outside any checkout"
+    )
 
 
 class BookError(RuntimeError):

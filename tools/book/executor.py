@@ -212,7 +212,8 @@ def execute(chapter: Path) -> tuple[Path, bool]:
     try:
         client.execute()
     except CellExecutionError as error:
-        failed = next(i for i, cell in enumerate(nb.cells) if _error_of(cell) is not None)
+        # Execution stopped at the last cell with an error (earlier ones were allowed to raise).
+        failed = max(i for i, cell in enumerate(nb.cells) if _error_of(cell) is not None)
         line = cell_lines(chapter, nb)[failed]
         raise BookError(
             f"{shown(chapter)}, line {line}: raised {error.ename}: {error.evalue}\n"

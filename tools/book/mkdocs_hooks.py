@@ -15,6 +15,7 @@ changed starts no Node process.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -34,7 +35,14 @@ log = logging.getLogger("mkdocs.hooks.book")
 
 PAGES_CACHE = ROOT / ".cache" / "pages"
 _mathjax = typeset.MathJax()
-_used: set[Path] = set()
+_used: set[Path] = set()  # the cached pages this build read or wrote
+_dirty = False  # `mkdocs build --dirty` skips pages, so the cache is not pruned
+
+
+def on_startup(command, dirty):
+    """Note whether this is a ``--dirty`` build (``mkdocs build`` or ``serve``)."""
+    global _dirty
+    _dirty = dirty
 
 
 def on_files(files, config):
@@ -63,7 +71,9 @@ def _toc_items(items: list[AnchorLink]) -> list[AnchorLink]:
     return [entry for item in items for entry in (item, *_toc_items(item.children))]
 
 
+@functools.cache
 def _tooling_version() -> str:
+    """Hash of what presents a page: MathJax's version and the modules that use it."""
     digest = hashlib.sha256(_mathjax.version().encode())
     for module in (notebook_html, typeset):
         digest.update(Path(module.__file__).read_bytes())
@@ -83,9 +93,11 @@ def present(html: str, titles: list[str], notebook: bool) -> tuple[str, list[str
         return result["html"], result["titles"]
     if notebook:
         html = notebook_html.simplify(html)
-    (html, *titles), _ = typeset.typeset([html, *titles], _mathjax)
+    html, *titles = typeset.typeset([html, *titles], _mathjax)
     cached.parent.mkdir(parents=True, exist_ok=True)
-    cached.write_text(json.dumps({"html": html, "titles": titles}), encoding="utf-8")
+    partial = cached.with_suffix(".partial")  # an interrupted build leaves no broken entry
+    partial.write_text(json.dumps({"html": html, "titles": titles}), encoding="utf-8")
+    partial.replace(cached)
     return html, titles
 
 
@@ -125,11 +137,14 @@ def on_page_content(html, page, config, files):
 def on_post_build(config):
     """Stop MathJax and forget the presented pages that this build did not use."""
     _mathjax.close()
-    if PAGES_CACHE.is_dir():
+    if PAGES_CACHE.is_dir() and not _dirty:
         for stale in set(PAGES_CACHE.glob("*.json")) - _used:
             stale.unlink()
     _used.clear()
+    _tooling_version.cache_clear()  # `mkdocs serve` may rebuild after an edit
 
 
 def on_build_error(error):
+    """Stop MathJax: a failed build must not leave a Node process behind."""
     _mathjax.close()
+    _tooling_version.cache_clear()

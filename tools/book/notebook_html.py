@@ -17,7 +17,9 @@ each code cell's source a second time in a hidden element, and the cell tags as 
 
 from __future__ import annotations
 
-from bs4 import BeautifulSoup, Tag
+from bs4 import BeautifulSoup, NavigableString, Tag
+
+_TEMPLATE = ("style", "script")  # what nbconvert's template puts around the notebook
 
 
 class NotebookHTMLError(ValueError):
@@ -41,6 +43,7 @@ def _code_block(cell: Tag, soup: BeautifulSoup) -> Tag | None:
 
 
 def _outputs(cell: Tag, soup: BeautifulSoup) -> list[Tag]:
+    """The cell's outputs, each in a ``div.nb-output`` that the search index leaves out."""
     outputs = []
     for output in cell.select(".jp-OutputArea-output"):
         kept = soup.new_tag("div", attrs={"class": "nb-output", "data-search-exclude": ""})
@@ -66,9 +69,12 @@ def simplify(html: str) -> str:
     if notebook is None:
         raise NotebookHTMLError("no div.jupyter-wrapper > div.jp-Notebook in the page")
     # Everything around the notebook is the template's CSS and scripts; the site has its own.
+    wrapper = notebook.parent
     for element in soup.contents:
-        if isinstance(element, Tag) and element.name not in ("style", "script", "div"):
+        if isinstance(element, Tag) and element is not wrapper and element.name not in _TEMPLATE:
             raise NotebookHTMLError(f"unexpected <{element.name}> outside the notebook")
+        if type(element) is NavigableString and element.strip():
+            raise NotebookHTMLError(f"unexpected text outside the notebook: {element[:40]!r}")
 
     result = BeautifulSoup("", "html.parser")
     root = result.new_tag("div", attrs={"class": "notebook"})

@@ -9,12 +9,18 @@
 // Usage: node typeset.cjs MATHJAX_DIR  (the mathjax npm package, e.g. node_modules/mathjax)
 "use strict";
 const path = require("path");
+// stdout carries the replies, one JSON line each: anything else goes to stderr.
+console.log = console.error;
 const readline = require("readline");
 
 require(path.resolve(process.argv[2], "es5", "node-main.js"))
   .init({
-    loader: { load: ["input/tex", "output/svg", "a11y/assistive-mml"] },
+    // Every TeX extension, loaded up front: typesetting here is synchronous, so none can
+    // be loaded on demand (autoload), and an unknown macro must be an error (noundefined
+    // would draw it in red instead).
+    loader: { load: ["input/tex-full", "output/svg", "a11y/assistive-mml"] },
     tex: {
+      packages: { "[-]": ["autoload", "noundefined"] },
       // A TeX error fails the build rather than showing red text on the page.
       formatError: (jax, error) => {
         throw error;

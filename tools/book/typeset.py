@@ -1,16 +1,19 @@
 """Typeset every formula of a page at build time, so that readers download no math code.
 
-Formulas are found where a reader's MathJax would have found them: in the text of the
-page, outside ``pre``, ``code``, ``script``, ``style`` and ``textarea``, between ``\\( \\)``
-or ``$ $`` (inline) and ``\\[ \\]`` or ``$$ $$`` (display). Markdown pages get ``\\( \\)``
-and ``\\[ \\]`` from pymdownx.arithmatex; notebook Markdown keeps the ``$`` of Jupyter. A
-``$`` that opens inline math is followed by a non-space, one that closes it follows one.
+Formulas are found where MathJax in a browser finds them: in the text of the page, outside
+``pre``, ``code``, ``script``, ``style`` and ``textarea``, between ``\\( \\)`` or ``$ $``
+(inline) and ``\\[ \\]`` or ``$$ $$`` (display). Markdown pages get ``\\( \\)`` and
+``\\[ \\]`` from pymdownx.arithmatex; notebook Markdown keeps the ``$`` of Jupyter. A ``$``
+that opens inline math is followed by a non-space, one that closes it follows one, and
+``\\$`` is a dollar sign.
 
 MathJax 3 (the npm package locked in package-lock.json) runs in Node, in one process per
 build, through ``typeset.cjs``. Each formula becomes an SVG drawn with paths (no fonts)
-plus the same formula as MathML, which screen readers read and the search index keeps as
-text. Glyph shapes are defined once per page, in a hidden SVG at the start of the page. A
-TeX error fails the build, naming the formula.
+with the same formula as MathML, which screen readers read. The search index gets a third
+form, one line of text with sub- and superscripts (``w<sub>ij</sub>``), in a hidden span;
+Material's search keeps those tags and shows them in its results. Glyph shapes are defined
+once per page, in a hidden SVG at the start of the page. A TeX error, an unknown macro
+included, fails the build, naming the formula.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
+from bs4 import BeautifulSoup, NavigableString, Tag
+
 from book import ROOT
 
 MATHJAX = ROOT / "node_modules" / "mathjax"
@@ -31,7 +36,7 @@ _SKIP = {"pre", "code", "script", "style", "textarea", "svg", "math", "mjx-conta
 # Display first, so that $$ is never read as two inline $.
 _MATH = re.compile(
     r"\$\$(?P<d1>.+?)\$\$|\\\[(?P<d2>.+?)\\\]|\\\((?P<i1>.+?)\\\)"
-    r"|(?<![\\$])\$(?P<i2>[^\s$](?:[^$]*?[^\s\\$])?)\$(?!\d)",
+    r"|(?<!\\)\$(?P<i2>[^\s$](?:[^$]*?[^\s\\$])?)\$(?!\d)",
     re.S,
 )
 
@@ -42,6 +47,8 @@ class TypesetError(ValueError):
 
 @dataclass(frozen=True)
 class Formula:
+    """One formula found in a page's HTML."""
+
     start: int  # offsets of the delimited formula in the HTML
     end: int
     tex: str  # unescaped TeX, without delimiters
@@ -73,7 +80,8 @@ class _TextRuns(HTMLParser):
 
     def handle_endtag(self, tag):
         self._event(False)
-        self._depth -= tag in _SKIP and self._depth > 0
+        if tag in _SKIP and self._depth > 0:
+            self._depth -= 1
 
     def handle_data(self, data):
         self._event(True)
@@ -118,6 +126,7 @@ class MathJax:
         self._process: subprocess.Popen | None = None
 
     def version(self) -> str:
+        """The version of MathJax in ``node_modules``, which the page cache is keyed on."""
         package = self.mathjax / "package.json"
         if not package.exists():
             raise TypesetError(f"{package} is missing: run `npm ci` first")
@@ -127,13 +136,19 @@ class MathJax:
         """SVG markup for each ``(tex, display)``, and the page's glyph definitions."""
         if self._process is None:
             self.version()  # fails clearly without npm ci
-            self._process = subprocess.Popen(
-                ["node", str(SCRIPT), str(self.mathjax)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                text=True,
-                encoding="utf-8",
-            )
+            try:
+                self._process = subprocess.Popen(
+                    ["node", str(SCRIPT), str(self.mathjax)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                    encoding="utf-8",
+                )
+            except FileNotFoundError:
+                raise TypesetError(
+                    "node was not found: install Node.js (the README says how), which "
+                    "typesets the math when the site is built"
+                ) from None
         self._process.stdin.write(json.dumps({"math": math}) + "\n")
         self._process.stdin.flush()
         line = self._process.stdout.readline()
@@ -147,6 +162,7 @@ class MathJax:
         return reply["html"], reply["defs"]
 
     def close(self) -> None:
+        """Stop the Node process, if one runs; the next ``render`` starts another."""
         if self._process is not None:
             self._process.stdin.close()
             self._process.wait()
@@ -154,28 +170,76 @@ class MathJax:
             self._process = None
 
 
-def typeset(texts: list[str], mathjax: MathJax) -> tuple[list[str], bool]:
+_INVISIBLE = dict.fromkeys(map(ord, "\u2061\u2062\u2063\u2064"))  # function application, ...
+
+
+def _group(text: str) -> str:
+    return text if len(BeautifulSoup(text, "html.parser").get_text()) == 1 else f"({text})"
+
+
+def _linear(node: Tag | NavigableString) -> str:
+    """A MathML formula as one line of HTML: sub- and superscripts kept, the rest flat."""
+    if isinstance(node, NavigableString):
+        return html.escape(str(node).translate(_INVISIBLE), quote=False)
+    parts = [_linear(child) for child in node.children]
+    name, n = node.name, len(parts)
+    if name in ("msub", "munder") and n == 2:
+        return f"{parts[0]}<sub>{parts[1]}</sub>"
+    if name in ("msup", "mover") and n == 2:
+        return f"{parts[0]}<sup>{parts[1]}</sup>"
+    if name in ("msubsup", "munderover") and n == 3:
+        return f"{parts[0]}<sub>{parts[1]}</sub><sup>{parts[2]}</sup>"
+    if name == "mfrac" and n == 2:
+        return f"{_group(parts[0])}/{_group(parts[1])}"
+    if name == "msqrt":
+        return f"\u221a{_group(''.join(parts))}"
+    if name == "mroot" and n == 2:
+        return f"<sup>{parts[1]}</sup>\u221a{_group(parts[0])}"
+    if name in ("mtd", "mspace"):
+        return f" {''.join(parts)} "
+    if name == "mtr":
+        return "".join(parts).strip() + ";"
+    return "".join(parts)
+
+
+def _with_search_text(svg: str) -> str:
+    """The typeset formula, with its MathML left out of the search index and a line of
+    text (see the module doc) put there instead."""
+    math = BeautifulSoup(svg, "html.parser").find("math")
+    text = " ".join(_linear(math).split()).rstrip(";")
+    svg = svg.replace("<mjx-assistive-mml ", '<mjx-assistive-mml data-search-exclude="" ', 1)
+    return f'{svg}<span class="math-search" hidden>{text}</span>'
+
+
+def typeset(texts: list[str], mathjax: MathJax) -> list[str]:
     """Replace every formula in each HTML fragment of one page with its SVG.
 
-    The glyph definitions go at the start of the first fragment, which must be the page's
-    content (the others, such as table-of-contents titles, are shown in the same page).
+    Args:
+        texts: The page's content first, then fragments shown elsewhere on the same page,
+            such as table-of-contents titles.
+        mathjax: The MathJax process to use.
 
     Returns:
-        The fragments with their math typeset, and whether the page has any math.
+        The fragments with their math typeset. The glyph definitions and the search
+        index's text (see the module doc) go into the content only.
     """
     found = [find_math(text) for text in texts]
     unique = list(dict.fromkeys((f.tex, f.display) for formulas in found for f in formulas))
     if not unique:
-        return texts, False
+        return texts
     rendered, defs = mathjax.render(unique)
     svg = dict(zip(unique, rendered, strict=True))
     result = []
-    for text, formulas in zip(texts, found, strict=True):
+    for index, (text, formulas) in enumerate(zip(texts, found, strict=True)):
         parts, position = [], 0
         for formula in formulas:
-            parts += [text[position : formula.start], svg[formula.tex, formula.display]]
+            typeset = svg[formula.tex, formula.display]
+            parts += [
+                text[position : formula.start],
+                _with_search_text(typeset) if index == 0 else typeset,
+            ]
             position = formula.end
         result.append("".join(parts) + text[position:])
     glyphs = f'<svg class="math-glyphs" aria-hidden="true" style="display: none">{defs}</svg>'
     result[0] = glyphs + result[0]
-    return result, True
+    return result
