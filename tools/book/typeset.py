@@ -170,10 +170,12 @@ class MathJax:
             self._process = None
 
 
-_INVISIBLE = dict.fromkeys(map(ord, "\u2061\u2062\u2063\u2064"))  # function application, ...
+# MathML's invisible operators (function application, times, separator, plus): no text.
+_INVISIBLE = dict.fromkeys(map(ord, "\u2061\u2062\u2063\u2064"))
 
 
 def _group(text: str) -> str:
+    """``text`` in parentheses unless it is one character, as in ``(a+b)/c``."""
     return text if len(BeautifulSoup(text, "html.parser").get_text()) == 1 else f"({text})"
 
 
