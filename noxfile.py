@@ -189,8 +189,12 @@ def build(session: nox.Session) -> None:
     session.run("python", "-m", "build", "--outdir", str(dist), str(ROOT))
     session.run("twine", "check", "--strict", *map(str, sorted(dist.glob("*"))))
     # The wheel holds the package, every file of it, and nothing else but its metadata.
-    package = ROOT / "src" / "attention_mechanisms"
-    expected = {f"attention_mechanisms/{path.name}" for path in package.iterdir() if path.is_file()}
+    package = ROOT / "src"
+    expected = {
+        path.relative_to(package).as_posix()
+        for path in (package / "attention_mechanisms").rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
     (wheel,) = dist.glob("*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     packaged = {name for name in names if not name.split("/")[0].endswith(".dist-info")}

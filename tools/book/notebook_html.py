@@ -5,8 +5,8 @@ CSS and a copy-button script on every page, ``In [n]:`` prompts, nested ``jp-*``
 each code cell's source a second time in a hidden element, and the cell tags as a toolbar.
 `simplify` keeps what the reader needs and gives it the markup that Material already styles:
 
-- a Markdown cell becomes its rendered HTML, so headings and paragraphs sit in the page
-  like those of any Markdown page;
+- a Markdown cell becomes its rendered HTML, so headings, paragraphs and tables sit in
+  the page like those of any Markdown page;
 - a code cell becomes a Material code block (``div.highlight > pre > code``: Material's
   colours and its copy button) followed by its outputs in ``div.nb-output``;
 - each run of cells tagged ``solution`` is folded into ``<details>``, here and not in the
@@ -26,17 +26,22 @@ class NotebookHTMLError(ValueError):
     """The HTML is not the shape mkdocs-jupyter produces (its template changed?)."""
 
 
+def _wrap_in_code(pre: Tag, soup: BeautifulSoup) -> None:
+    """Put the lines of a highlighted ``<pre>`` into ``<code>``, as Material's blocks have."""
+    code = soup.new_tag("code")
+    for child in list(pre.children):
+        if isinstance(child, Tag) and child.name == "span" and not child.contents:
+            continue  # pygments' empty leading <span></span> stays outside <code>
+        code.append(child.extract())
+    pre.append(code)
+
+
 def _code_block(cell: Tag, soup: BeautifulSoup) -> Tag | None:
     """The cell's source as a Material code block, or None for a cell shown without input."""
     source = cell.select_one(".highlight-ipynb > pre")
     if source is None:
         return None
-    code = soup.new_tag("code")
-    for child in list(source.children):
-        if isinstance(child, Tag) and child.name == "span" and not child.contents:
-            continue  # pygments' empty leading <span></span> stays outside <code>
-        code.append(child.extract())
-    source.append(code)
+    _wrap_in_code(source, soup)
     block = soup.new_tag("div", attrs={"class": "language-python highlight"})
     block.append(source.extract())
     return block
@@ -81,11 +86,20 @@ def simplify(html: str) -> str:
     solution: Tag | None = None
     for cell in notebook.find_all("div", class_="jp-Cell", recursive=False):
         classes = cell["class"]
+        for table in cell.select(".jp-RenderedMarkdown table"):
+            # Material's markup for a Markdown table: it scrolls in its own box on a phone.
+            box = result.new_tag("div", attrs={"class": "md-typeset__table"})
+            table.wrap(box).wrap(result.new_tag("div", attrs={"class": "md-typeset__scrollwrap"}))
+        for pre in cell.select(".jp-RenderedMarkdown div.highlight > pre"):
+            if pre.code is None:  # a fenced block in Markdown: a Material code block too
+                _wrap_in_code(pre, result)
         if "jp-MarkdownCell" in classes:
             rendered = cell.select_one(".jp-RenderedMarkdown")
             parts = list(rendered.children) if rendered is not None else []
         elif "jp-CodeCell" in classes:
-            wrapper = result.new_tag("div", attrs={"class": "nb-cell"})
+            # A cell tagged wrap-output has prose-like output whose long lines wrap.
+            wrap = " nb-wrap" if "wrap-output" in _tags(cell) else ""
+            wrapper = result.new_tag("div", attrs={"class": "nb-cell" + wrap})
             block = _code_block(cell, result)
             if block is not None:
                 wrapper.append(block)

@@ -1,0 +1,95 @@
+"""The separate process that runs a learner's cells (started by `runner`; not for direct use).
+
+``python -m attention_mechanisms.check._worker REQUEST RESULTS`` reads the cells from the
+JSON file REQUEST, runs them in order in one namespace, as a notebook would, and appends one
+JSON line per cell to RESULTS as it goes, so that what ran is known even if the process is
+stopped. It then examines what the cells defined and appends the components.
+
+Each cell gets its own time limit through SIGALRM where the platform has it. Whatever the
+cells print is discarded; they get no input (stdin is closed: ``input()`` raises EOFError).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import linecache
+import signal
+import sys
+import traceback
+from pathlib import Path
+
+
+class CellTimeout(BaseException):  # not an Exception: a learner's `except` must not catch it
+    """A cell ran past its time limit."""
+
+
+def _on_alarm(signum, frame):
+    raise CellTimeout
+
+
+def _raised_at(error: BaseException, first_lines: dict[str, int], current: str) -> str:
+    """Where in the learner's cells ``error`` was raised: the deepest frame in any cell."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename in first_lines]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    line = frame.lineno + first_lines[frame.filename] - 1
+    if frame.filename == current:
+        return f" (line {line})"
+    return f" ({frame.filename.strip('<>')}, line {line})"
+
+
+def run_cell(cell: dict, namespace: dict, timeout: float, first_lines: dict[str, int]) -> dict:
+    """Run one cell; return its entry of the report (``cell``, ``status``, ``error``)."""
+    entry: dict = {"cell": cell["number"]}
+    if cell["skipped_lines"]:
+        entry["skipped_lines"] = cell["skipped_lines"]
+    if cell["skipped"]:
+        return {**entry, "status": "skipped"}
+    filename = f"<cell {cell['number']}>"
+    source = cell["source"]
+    # Registered, so that inspect can read back the learner's classes, line by line.
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    alarm = hasattr(signal, "setitimer")
+    try:
+        code = compile(source, filename, "exec")
+        if alarm:
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            exec(code, namespace)
+    except CellTimeout:
+        return {**entry, "status": "timeout", "error": f"still running after {timeout:g} s"}
+    except (Exception, SystemExit, KeyboardInterrupt) as error:  # the learner's error
+        where = _raised_at(error, first_lines, filename)
+        message = f"{type(error).__name__}: {error}{where}"
+        if isinstance(error, EOFError):
+            message += "; the checker gives your code no input, so input() cannot be answered"
+        return {**entry, "status": "error", "error": message}
+    finally:
+        if alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    return {**entry, "status": "ok"}
+
+
+def main(request_path: str, results_path: str) -> None:
+    request = json.loads(Path(request_path).read_text(encoding="utf-8"))
+    if hasattr(signal, "SIGALRM"):
+        signal.signal(signal.SIGALRM, _on_alarm)
+    namespace: dict = {"__name__": "__main__"}
+    first_lines = {f"<cell {cell['number']}>": cell["line"] for cell in request["cells"]}
+    with open(results_path, "a", encoding="utf-8") as results:
+        for cell in request["cells"]:
+            entry = run_cell(cell, namespace, request["cell_timeout"], first_lines)
+            results.write(json.dumps(entry) + "\n")
+            results.flush()
+        from .analyse import analyse  # after the cells: their time is not spent importing it
+
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            components = analyse(namespace, first_lines)
+        results.write(json.dumps({"components": components}) + "\n")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])

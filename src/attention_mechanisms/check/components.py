@@ -1,0 +1,166 @@
+"""Find the learner's chapter-3 components and place each in a role of the book.
+
+A component is a class derived from ``nn.Module`` or a function that the learner's cells
+defined. Its role is found from its name first (the book's names and obvious variants:
+``SelfAttentionV2``, ``causal_attention``, ``MHA``), then from its constructor: which of the
+book's parameters it takes, named as the book does or as learners do (``dim_in``,
+``embedding_dim``, ``head_count``). Parameters whose names say nothing are mapped by position.
+"""
+
+from __future__ import annotations
+
+import inspect
+import linecache
+import re
+from dataclasses import dataclass, field
+
+from torch import nn
+
+CLASS_ROLES = (
+    "SelfAttention_v1",
+    "SelfAttention_v2",
+    "CausalAttention",
+    "MultiHeadAttentionWrapper",
+    "MultiHeadAttention",
+)
+# The book's constructor for each role, in order.
+BOOK_PARAMETERS = {
+    "SelfAttention_v1": ("d_in", "d_out"),
+    "SelfAttention_v2": ("d_in", "d_out", "qkv_bias"),
+    "CausalAttention": ("d_in", "d_out", "context_length", "dropout", "qkv_bias"),
+    "MultiHeadAttentionWrapper": (
+        "d_in", "d_out", "context_length", "dropout", "num_heads", "qkv_bias",
+    ),
+    "MultiHeadAttention": ("d_in", "d_out", "context_length", "dropout", "num_heads", "qkv_bias"),
+}  # fmt: skip
+_NAMES = {
+    "selfattentionv1": "SelfAttention_v1",
+    "selfattention1": "SelfAttention_v1",
+    "selfattentionv2": "SelfAttention_v2",
+    "selfattention2": "SelfAttention_v2",
+    "causalattention": "CausalAttention",
+    "causalselfattention": "CausalAttention",
+    "multiheadattentionwrapper": "MultiHeadAttentionWrapper",
+    "mhawrapper": "MultiHeadAttentionWrapper",
+    "multiheadattention": "MultiHeadAttention",
+    "mha": "MultiHeadAttention",
+}
+# What learners call the book's parameters.
+_SYNONYMS = {
+    "d_in": {"d_in", "dim_in", "in_dim", "input_dim", "embedding_dim", "embed_dim", "d_model"},
+    "d_out": {"d_out", "dim_out", "out_dim", "output_dim"},
+    "context_length": {"context_length", "context_len", "block_size", "max_len", "seq_len"},
+    "dropout": {"dropout", "drop_rate", "dropout_rate", "p_drop", "attn_dropout"},
+    "num_heads": {"num_heads", "n_heads", "n_head", "heads", "head_count", "num_head"},
+    "qkv_bias": {"qkv_bias", "bias", "use_bias"},
+}
+
+
+@dataclass
+class Component:
+    """Something the learner defined, and what the checker makes of it."""
+
+    name: str
+    obj: object
+    role: str | None
+    reason: str = ""  # why no role, when role is None
+    # The book's parameter name -> the learner's, for a class.
+    parameters: dict[str, str] = field(default_factory=dict)
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def constructor_parameters(cls: type) -> list[str]:
+    """The names of the parameters of ``cls.__init__``, without ``self``."""
+    signature = inspect.signature(cls.__init__)
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return [p.name for p in list(signature.parameters.values())[1:] if p.kind in kinds]
+
+
+def map_parameters(learner: list[str], role: str) -> dict[str, str]:
+    """The book's parameter names of ``role`` mapped to the learner's: by name, then position."""
+    mapping: dict[str, str] = {}
+    for name in learner:
+        book = next((book for book, names in _SYNONYMS.items() if name in names), None)
+        if book in BOOK_PARAMETERS[role] and book not in mapping:
+            mapping[book] = name
+    unnamed = [name for name in learner if name not in mapping.values()]
+    for book in BOOK_PARAMETERS[role]:
+        position = BOOK_PARAMETERS[role].index(book)
+        if book not in mapping and position < len(learner) and learner[position] in unnamed:
+            mapping[book] = learner[position]
+            unnamed.remove(learner[position])
+    return mapping
+
+
+def _class_role(cls: type) -> tuple[str | None, str]:
+    if (role := _NAMES.get(_key(cls.__name__))) is not None:
+        return role, ""
+    names = set(constructor_parameters(cls))
+    known = {book for book, synonyms in _SYNONYMS.items() if names & synonyms}
+    if {"num_heads"} <= known:
+        wraps = "ModuleList" in source_of(cls)
+        return ("MultiHeadAttentionWrapper" if wraps else "MultiHeadAttention"), ""
+    if {"context_length"} <= known or {"dropout"} <= known:
+        return "CausalAttention", ""
+    if {"d_in", "d_out"} <= known:
+        linear = "nn.Linear" in source_of(cls)
+        return ("SelfAttention_v2" if linear else "SelfAttention_v1"), ""
+    return None, (
+        f"its name and its constructor {cls.__name__}({', '.join(constructor_parameters(cls))}) "
+        "match none of the book's classes"
+    )
+
+
+def source_of(obj: object) -> str:
+    """The learner's source of a function, or of the cell that defined a class.
+
+    (``inspect.getsource`` cannot find a class that a cell defined: it looks in the file of
+    the module ``__main__``, which is not the cell.)
+    """
+    if inspect.isfunction(obj):
+        return "".join(linecache.getlines(obj.__code__.co_filename))
+    for member in vars(obj).values():
+        code = getattr(member, "__code__", None)
+        if code is not None:
+            return "".join(linecache.getlines(code.co_filename))
+    return ""
+
+
+def _function_role(function) -> tuple[str | None, str]:
+    name = _key(function.__name__)
+    parameters = list(inspect.signature(function).parameters)
+    if len(parameters) >= 3 and [_key(p)[:1] for p in parameters[:3]] == ["q", "k", "v"]:
+        return "attention_function", ""
+    if "softmax" in name:
+        return "softmax", ""
+    if "context" in name:
+        return "context", ""
+    if "score" in name:
+        return "scores", ""
+    if "attention" in name and len(parameters) >= 3:
+        return "attention_function", ""
+    return None, f"{function.__name__}({', '.join(parameters)}) is none of chapter 3's helpers"
+
+
+def find_components(namespace: dict) -> list[Component]:
+    """The classes and functions that the learner's cells defined, in definition order."""
+    found: list[Component] = []
+    seen: set[int] = set()
+    for name, obj in namespace.items():
+        if id(obj) in seen or getattr(obj, "__module__", None) != "__main__":
+            continue
+        if inspect.isclass(obj) and issubclass(obj, nn.Module):
+            role, reason = _class_role(obj)
+            mapping = map_parameters(constructor_parameters(obj), role) if role else {}
+            found.append(Component(name, obj, role, reason, mapping))
+        elif inspect.isfunction(obj):
+            role, reason = _function_role(obj)
+            if role is not None:  # other functions are the learner's own business
+                found.append(Component(name, obj, role, reason))
+        else:
+            continue
+        seen.add(id(obj))
+    return found

@@ -1,0 +1,82 @@
+"""Run a learner's cells in a separate process, with a time limit per cell and in total.
+
+The learner's code never runs in the checker's own process: an infinite loop, an
+``input()``, a crash or a ``sys.exit()`` there stops only that process. What it prints is
+discarded, its plots are drawn off screen (``MPLBACKEND=Agg``), and it starts in the
+learner's folder, as in Jupyter, so that it can read the files it reads there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+from .cells import Cell
+
+CELL_TIMEOUT = 30.0  # seconds, each cell
+TOTAL_TIMEOUT = 120.0  # seconds, the whole run
+
+
+def run(
+    cells: list[Cell],
+    folder: Path,
+    cell_timeout: float = CELL_TIMEOUT,
+    total_timeout: float = TOTAL_TIMEOUT,
+) -> tuple[list[dict], list[dict]]:
+    """Run ``cells`` in order in a new Python process, then check what they defined.
+
+    Returns:
+        One report entry per cell, and one per component (see `analyse`; none if the run
+        did not get that far).
+
+    A cell's entry is ``{"cell": n, "status": "ok" | "error" | "timeout" | "skipped"}``, with
+    ``"error"`` saying what happened unless the cell ran, and ``"skipped_lines"`` listing the
+    IPython lines left out. A cell still running when the total time runs out is a timeout;
+    the cells after it were not run and are skipped.
+    """
+    with tempfile.TemporaryDirectory(prefix="attention-check-") as scratch:
+        request = Path(scratch) / "request.json"
+        results = Path(scratch) / "results.jsonl"
+        request.write_text(
+            json.dumps({"cells": [asdict(cell) for cell in cells], "cell_timeout": cell_timeout}),
+            encoding="utf-8",
+        )
+        results.touch()
+        command = [sys.executable, "-m", "attention_mechanisms.check._worker", request, results]
+        env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONIOENCODING": "utf-8"}
+        killed = False
+        with subprocess.Popen(
+            command,
+            cwd=folder,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        ) as process:
+            try:
+                process.wait(timeout=total_timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                killed = True
+        lines = results.read_text(encoding="utf-8").splitlines()
+    entries = [json.loads(line) for line in lines if line.strip()]
+    components = next((e["components"] for e in entries if "components" in e), [])
+    entries = [entry for entry in entries if "components" not in entry]
+    missing = [cell for cell in cells if cell.number not in {e["cell"] for e in entries}]
+    if missing:
+        stopped = (
+            {"status": "timeout", "error": f"the run stopped here after {total_timeout:g} s in all"}
+            if killed
+            else {"status": "error", "error": f"Python stopped (exit status {process.returncode})"}
+        )
+        entries.append({"cell": missing[0].number, **stopped})
+        entries += [
+            {"cell": cell.number, "status": "skipped", "error": "not run: the run had stopped"}
+            for cell in missing[1:]
+        ]
+    return entries, components
