@@ -23,6 +23,7 @@ SCHEMA = {
     "additionalProperties": False,
     "properties": {
         "file": {"type": "string"},
+        "unfinished": {"type": "string"},
         "cells": {
             "type": "array",
             "items": {
@@ -356,3 +357,67 @@ def test_an_attention_function_may_take_either_mask_convention(tmp_path):
     assert failures(report) == {"attention": set(), "attend": set()}
     assert message(report, "attention", "causal").startswith("mask keeps the lower triangle")
     assert message(report, "attend", "causal") == "a hide mask hides the future"
+
+
+UNSCALED_MHA = in_class("MultiHeadAttention", "attn_scores / keys.shape[-1] ** 0.5", "attn_scores")
+FINITE_FILL = in_class("CausalAttention", "diagonal=1", "diagonal=0").replace(
+    "-torch.inf)\n        attn_weights = torch.softmax",
+    "-1e9)\n        attn_weights = torch.softmax",
+    1,
+)
+NO_OUT_PROJ = in_class(
+    "MultiHeadAttention", "        self.out_proj = nn.Linear(dim_out, dim_out)\n", ""
+).replace("return self.out_proj(context_vec)", "return context_vec")
+ONE_HEAD_REPEATED = in_class(
+    "MultiHeadAttentionWrapper",
+    "[\n                CausalAttention(dim_in, dim_out, block_size, drop_rate, qkv_bias)\n"
+    "                for _ in range(head_count)\n            ]",
+    "[CausalAttention(dim_in, dim_out, block_size, drop_rate, qkv_bias)] * head_count",
+)
+OPTIONAL_ARGUMENTS = in_class(
+    "CausalAttention", "def forward(self, x):", "def forward(self, x, mask=None, weights=False):"
+)
+EXITS = in_class(
+    "SelfAttention_v2", "super().__init__()", "super().__init__()\n        raise SystemExit"
+)
+PLOTTING = RENAMED + "\n\n# %%\ndef plot_attention_scores(scores):\n    pass\n"
+MORE_MISTAKES = {
+    # An MHA head of one column hides the scaling: the comparison runs at d_out = 4.
+    "unscaled MultiHeadAttention": (UNSCALED_MHA, {"scale"}),
+    "diagonal hidden, finite fill": (FINITE_FILL, {"diagonal"}),
+    "no output projection at all": (NO_OUT_PROJ, {"out_proj"}),
+    "one head repeated": (ONE_HEAD_REPEATED, {"heads"}),
+    "optional forward arguments": (OPTIONAL_ARGUMENTS, set()),
+    "sys.exit in a constructor": (EXITS, {"constructs"}),
+    "a plotting helper": (PLOTTING, set()),
+}
+
+
+@pytest.mark.parametrize("case", MORE_MISTAKES)
+def test_more_mistakes_are_named_by_the_right_check(tmp_path, case):
+    source, expected = MORE_MISTAKES[case]
+    path = tmp_path / "learner.py"
+    path.write_text(source, encoding="utf-8")
+    report = checked(path)
+    assert set().union(*failures(report).values()) == expected
+    assert "plot_attention_scores" not in [c["name"] for c in report["components"]]
+
+
+def test_a_forward_that_never_ends_fails_runs_within_the_limit(tmp_path):
+    path = tmp_path / "learner.py"
+    path.write_text(
+        in_class("SelfAttention_v2", "keys = self.key(x)", "while True:\n            pass"),
+        encoding="utf-8",
+    )
+    report = checked(path, cell_timeout=2, total_timeout=60)
+    assert failures(report)["SelfAttention_v2"] == {"runs"}
+    assert "still running after its time limit" in message(report, "SelfAttention_v2", "runs")
+
+
+def test_a_notebook_whose_cells_all_fail_is_not_a_pass(tmp_path, capsys):
+    path = tmp_path / "broken.py"
+    path.write_text(
+        "# %%\nimport torch\nclass Broken(torch.nn.Module:\n    pass\n", encoding="utf-8"
+    )
+    assert main([str(path)]) == 1
+    assert "SyntaxError" in capsys.readouterr().out

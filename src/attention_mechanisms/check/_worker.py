@@ -63,6 +63,9 @@ def run_cell(cell: dict, namespace: dict, timeout: float, first_lines: dict[str,
         return {**entry, "status": "timeout", "error": f"still running after {timeout:g} s"}
     except (Exception, SystemExit, KeyboardInterrupt) as error:  # the learner's error
         where = _raised_at(error, first_lines, filename)
+        if isinstance(error, SyntaxError) and error.filename == filename and error.lineno:
+            where = f" (line {error.lineno + cell['line'] - 1})"  # a line of the learner's file
+            error = SyntaxError(error.msg)
         message = f"{type(error).__name__}: {error}{where}"
         if isinstance(error, EOFError):
             message += "; the checker gives your code no input, so input() cannot be answered"
@@ -86,8 +89,18 @@ def main(request_path: str, results_path: str) -> None:
             results.flush()
         from .analyse import analyse  # after the cells: their time is not spent importing it
 
+        # The checks call the learner's code again: each component gets a cell's time limit.
+        def limited(run):
+            if hasattr(signal, "setitimer"):
+                signal.setitimer(signal.ITIMER_REAL, request["cell_timeout"])
+            try:
+                return run()
+            finally:
+                if hasattr(signal, "setitimer"):
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            components = analyse(namespace, first_lines)
+            components = analyse(namespace, first_lines, limited, CellTimeout)
         results.write(json.dumps({"components": components}) + "\n")
 
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-_MARKER = re.compile(r"^# %%(?P<rest>.*)$")
+_MARKER = re.compile(r"^#\s*%%(?P<rest>.*)$")  # "# %%", and "#%%" as some editors write it
 
 
 class UnreadableFileError(ValueError):

@@ -21,7 +21,10 @@ def check_file(
     """
     cells = read_cells(path)
     entries, components = run(cells, path.resolve().parent, cell_timeout, total_timeout)
-    return report.as_dict(str(path), entries, components), entries
+    result = report.as_dict(str(path), entries, components or [])
+    if components is None:
+        result["unfinished"] = "the checks did not finish: the time ran out or Python stopped"
+    return result, entries
 
 
 def main(argv: list[str] | None = None) -> int:

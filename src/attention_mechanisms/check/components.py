@@ -101,17 +101,25 @@ def _class_role(cls: type) -> tuple[str | None, str]:
     names = set(constructor_parameters(cls))
     known = {book for book, synonyms in _SYNONYMS.items() if names & synonyms}
     if {"num_heads"} <= known:
-        wraps = "ModuleList" in source_of(cls)
+        wraps = "ModuleList" in _init_source(cls)
         return ("MultiHeadAttentionWrapper" if wraps else "MultiHeadAttention"), ""
     if {"context_length"} <= known or {"dropout"} <= known:
         return "CausalAttention", ""
     if {"d_in", "d_out"} <= known:
-        linear = "nn.Linear" in source_of(cls)
+        linear = "Linear(" in _init_source(cls)
         return ("SelfAttention_v2" if linear else "SelfAttention_v1"), ""
     return None, (
         f"its name and its constructor {cls.__name__}({', '.join(constructor_parameters(cls))}) "
         "match none of the book's classes"
     )
+
+
+def _init_source(cls: type) -> str:
+    """The source of the class's own ``__init__`` (not of other classes in its cell)."""
+    try:
+        return inspect.getsource(cls.__init__)
+    except (OSError, TypeError):
+        return ""
 
 
 def source_of(obj: object) -> str:
@@ -129,16 +137,23 @@ def source_of(obj: object) -> str:
     return ""
 
 
+_NOT_HELPERS = ("plot", "show", "print", "draw", "visuali", "display", "get")
+
+
 def _function_role(function) -> tuple[str | None, str]:
+    """The role of a function: a stand-alone attention function, or a helper of 3.3 that
+    takes what the book's takes (a helper named plot_..., print_... is the learner's own)."""
     name = _key(function.__name__)
     parameters = list(inspect.signature(function).parameters)
+    if name.startswith(_NOT_HELPERS):
+        return None, f"{function.__name__} shows or fetches, it does not compute attention"
     if len(parameters) >= 3 and [_key(p)[:1] for p in parameters[:3]] == ["q", "k", "v"]:
         return "attention_function", ""
-    if "softmax" in name:
+    if "softmax" in name and parameters:
         return "softmax", ""
-    if "context" in name:
+    if "context" in name and len(parameters) >= 2:  # (weights, inputs)
         return "context", ""
-    if "score" in name:
+    if "score" in name and parameters:
         return "scores", ""
     if "attention" in name and len(parameters) >= 3:
         return "attention_function", ""

@@ -40,6 +40,7 @@ class Variant:
     mask: str = "hide_future"  # or "none", "hide_diagonal_too"
     out_proj: bool = True
     heads: str = "slices"  # or "interleaved": head h takes every h-th column, not a slice
+    fill: float = float("-inf")  # what hidden scores become (-1e9 differs when a row is all hidden)
 
 
 BOOK = Variant()
@@ -48,12 +49,10 @@ VARIANTS = {
     "scale": [Variant(scale="none"), Variant(scale="d_k"), Variant(scale="sqrt_d_out")],
     "softmax_dim": [Variant(softmax_dim=-2)],
     "causal": [Variant(mask="none")],
-    "diagonal": [Variant(mask="hide_diagonal_too")],
+    "diagonal": [Variant(mask="hide_diagonal_too"), Variant(mask="hide_diagonal_too", fill=-1e9)],
     "out_proj": [Variant(out_proj=False)],
+    "heads": [Variant(heads="interleaved")],
 }
-# With the book's d_out = 2 and two heads, a head is one column, so a wrong split cannot
-# show: `checks` tries this one with d_out = 4.
-INTERLEAVED = Variant(heads="interleaved")
 
 
 def projections(module: nn.Module) -> list[Tensor]:
@@ -85,7 +84,7 @@ def _attend(
         n = scores.shape[-1]
         offset = 0 if variant.mask == "hide_diagonal_too" else 1
         hide = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=offset)
-        scores = scores.masked_fill(hide, -torch.inf)
+        scores = scores.masked_fill(hide, variant.fill)
     weights = torch.softmax(scores / divisor, dim=variant.softmax_dim)
     if dropout is not None:
         weights = dropout(weights)

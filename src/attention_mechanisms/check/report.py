@@ -65,7 +65,9 @@ def as_text(report: dict, cells: list[dict], colour: bool = False, width: int = 
                 f"  cell {cell['cell']}: {status}"
                 + (f": {cell['error']}" if cell.get("error") else "")
             )
-    if not report["components"]:
+    if report.get("unfinished"):
+        lines.append(f"  {_paint('FAIL', 'fail', colour)}  {report['unfinished']}")
+    elif not report["components"]:
         lines.append("  no chapter-3 component found: no attention class or function was defined")
     for component in report["components"]:
         role = component["role"]
@@ -92,11 +94,15 @@ def as_text(report: dict, cells: list[dict], colour: bool = False, width: int = 
 
 
 def exit_status(reports: list[dict]) -> int:
-    """0 when every recognised component passes, 1 when any check fails."""
-    failed = any(
-        check["status"] == "fail"
-        for report in reports
-        for component in report["components"]
-        for check in component["checks"]
-    )
-    return 1 if failed else 0
+    """0 when every recognised component passes; 1 when a check fails, when the checks did
+    not finish, or when nothing could be checked because cells failed."""
+    for report in reports:
+        checks = [k for c in report["components"] for k in c["checks"]]
+        cells_failed = any(cell["status"] in ("error", "timeout") for cell in report["cells"])
+        if (
+            any(check["status"] == "fail" for check in checks)
+            or report.get("unfinished")
+            or (not report["components"] and cells_failed)
+        ):
+            return 1
+    return 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -27,12 +28,12 @@ def run(
     folder: Path,
     cell_timeout: float = CELL_TIMEOUT,
     total_timeout: float = TOTAL_TIMEOUT,
-) -> tuple[list[dict], list[dict]]:
+) -> tuple[list[dict], list[dict] | None]:
     """Run ``cells`` in order in a new Python process, then check what they defined.
 
     Returns:
-        One report entry per cell, and one per component (see `analyse`; none if the run
-        did not get that far).
+        One report entry per cell, and one per component (see `analyse`), or None for the
+        components if the run stopped before they were checked.
 
     A cell's entry is ``{"cell": n, "status": "ok" | "error" | "timeout" | "skipped"}``, with
     ``"error"`` saying what happened unless the cell ran, and ``"skipped_lines"`` listing the
@@ -57,15 +58,20 @@ def run(
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group: stopped with whatever it started
         ) as process:
             try:
                 process.wait(timeout=total_timeout)
             except subprocess.TimeoutExpired:
-                process.kill()
+                if hasattr(os, "killpg"):
+                    os.killpg(process.pid, signal.SIGKILL)
+                else:
+                    process.kill()
                 killed = True
         lines = results.read_text(encoding="utf-8").splitlines()
     entries = [json.loads(line) for line in lines if line.strip()]
-    components = next((e["components"] for e in entries if "components" in e), [])
+    # None: the process stopped before it had checked the components.
+    components = next((e["components"] for e in entries if "components" in e), None)
     entries = [entry for entry in entries if "components" not in entry]
     missing = [cell for cell in cells if cell.number not in {e["cell"] for e in entries}]
     if missing:
