@@ -420,4 +420,6 @@ def test_a_notebook_whose_cells_all_fail_is_not_a_pass(tmp_path, capsys):
         "# %%\nimport torch\nclass Broken(torch.nn.Module:\n    pass\n", encoding="utf-8"
     )
     assert main([str(path)]) == 1
-    assert "SyntaxError" in capsys.readouterr().out
+    # The line of the file, as every other message gives: the class statement is line 3.
+    assert "cell 1: error: SyntaxError: " in (out := capsys.readouterr().out)
+    assert "(line 3)" in out

@@ -17,8 +17,9 @@ import json
 import linecache
 import signal
 import sys
-import traceback
 from pathlib import Path
+
+from .locate import Locator
 
 
 class CellTimeout(BaseException):  # not an Exception: a learner's `except` must not catch it
@@ -29,19 +30,17 @@ def _on_alarm(signum, frame):
     raise CellTimeout
 
 
-def _raised_at(error: BaseException, first_lines: dict[str, int], current: str) -> str:
-    """Where in the learner's cells ``error`` was raised: the deepest frame in any cell."""
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename in first_lines]
-    if not frames:
+def _raised_at(error: BaseException, locator: Locator, current: str) -> str:
+    """ " (line L)" for an error raised in this cell, " (cell N, line L)" for another cell."""
+    frame = locator.frame(error)
+    if frame is None:
         return ""
-    frame = frames[-1]
-    line = frame.lineno + first_lines[frame.filename] - 1
     if frame.filename == current:
-        return f" (line {line})"
-    return f" ({frame.filename.strip('<>')}, line {line})"
+        return f" (line {locator.line(frame.filename, frame.lineno)})"
+    return f" ({locator.where(frame.filename, frame.lineno)})"
 
 
-def run_cell(cell: dict, namespace: dict, timeout: float, first_lines: dict[str, int]) -> dict:
+def run_cell(cell: dict, namespace: dict, timeout: float, locator: Locator) -> dict:
     """Run one cell; return its entry of the report (``cell``, ``status``, ``error``)."""
     entry: dict = {"cell": cell["number"]}
     if cell["skipped_lines"]:
@@ -62,9 +61,9 @@ def run_cell(cell: dict, namespace: dict, timeout: float, first_lines: dict[str,
     except CellTimeout:
         return {**entry, "status": "timeout", "error": f"still running after {timeout:g} s"}
     except (Exception, SystemExit, KeyboardInterrupt) as error:  # the learner's error
-        where = _raised_at(error, first_lines, filename)
+        where = _raised_at(error, locator, filename)
         if isinstance(error, SyntaxError) and error.filename == filename and error.lineno:
-            where = f" (line {error.lineno + cell['line'] - 1})"  # a line of the learner's file
+            where = f" (line {locator.line(filename, error.lineno)})"  # of the learner's file
             error = SyntaxError(error.msg)
         message = f"{type(error).__name__}: {error}{where}"
         if isinstance(error, EOFError):
@@ -84,7 +83,7 @@ def main(request_path: str, results_path: str) -> None:
     first_lines = {f"<cell {cell['number']}>": cell["line"] for cell in request["cells"]}
     with open(results_path, "a", encoding="utf-8") as results:
         for cell in request["cells"]:
-            entry = run_cell(cell, namespace, request["cell_timeout"], first_lines)
+            entry = run_cell(cell, namespace, request["cell_timeout"], Locator(first_lines))
             results.write(json.dumps(entry) + "\n")
             results.flush()
         from .analyse import analyse  # after the cells: their time is not spent importing it

@@ -5,8 +5,9 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
-from .checks import CHECKS, Locator, Result, check_class, check_function
+from .checks import CHECKS, Result, check_class, check_function
 from .components import find_components, source_of
+from .locate import Locator
 
 
 def analyse(

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import inspect
 import re
-import traceback
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
 
 from .components import Component
+from .locate import Locator
 from .reference import (
     BOOK,
     REFERENCE,
@@ -119,28 +119,6 @@ def link(topic: str) -> str:
 
 def _see(topic: str) -> str:
     return f" (see {link(topic)})"
-
-
-class Locator:
-    """Turns the learner's code objects into "cell N, line L" (lines of their file)."""
-
-    def __init__(self, first_lines: dict[str, int]) -> None:
-        self.first_lines = first_lines  # "<cell N>" -> the cell's first line in its file
-
-    def where(self, filename: str, lineno: int) -> str:
-        number = filename.removeprefix("<cell ").removesuffix(">")
-        line = lineno + self.first_lines.get(filename, 1) - 1
-        return f"cell {number}, line {line}"
-
-    def raised(self, error: BaseException) -> str:
-        """Where in the learner's cells ``error`` was raised, and that line's text."""
-        frames = [
-            f for f in traceback.extract_tb(error.__traceback__) if f.filename.startswith("<cell")
-        ]
-        if not frames:
-            return ""
-        frame = frames[-1]
-        return f"{self.where(frame.filename, frame.lineno)}: {frame.line.strip()!r}"
 
 
 def diagnose(error: BaseException, module: object, locator: Locator) -> str:

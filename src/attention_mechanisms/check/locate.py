@@ -1,0 +1,36 @@
+"""Where in the learner's file something happened: "cell N, line L", in lines of their file.
+
+Each cell runs as the code object ``"<cell N>"``; the worker and the checks both turn its
+frames into the learner's terms here.
+"""
+
+from __future__ import annotations
+
+import traceback
+
+
+class Locator:
+    """Maps ``"<cell N>"`` code objects and their line numbers to the learner's file."""
+
+    def __init__(self, first_lines: dict[str, int]) -> None:
+        self.first_lines = first_lines  # "<cell N>" -> the cell's first line in its file
+
+    def line(self, filename: str, lineno: int) -> int:
+        """The line of the learner's file for line ``lineno`` of cell ``filename``."""
+        return lineno + self.first_lines.get(filename, 1) - 1
+
+    def where(self, filename: str, lineno: int) -> str:
+        number = filename.removeprefix("<cell ").removesuffix(">")
+        return f"cell {number}, line {self.line(filename, lineno)}"
+
+    def frame(self, error: BaseException) -> traceback.FrameSummary | None:
+        """The deepest frame of ``error``'s traceback that lies in one of the cells."""
+        frames = traceback.extract_tb(error.__traceback__)
+        return next((f for f in reversed(frames) if f.filename in self.first_lines), None)
+
+    def raised(self, error: BaseException) -> str:
+        """Where ``error`` was raised, and that line's text: "cell 4, line 8: 'd_k = ...'"."""
+        frame = self.frame(error)
+        if frame is None:
+            return ""
+        return f"{self.where(frame.filename, frame.lineno)}: {frame.line.strip()!r}"
