@@ -14,6 +14,7 @@ import pytest
 
 from attention_mechanisms.check.checks import CHECKS, SITE, link
 from attention_mechanisms.check.cli import check_file, main
+from attention_mechanisms.check.report import as_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "check"
 RENAMED = (FIXTURES / "renamed.py").read_text(encoding="utf-8")
@@ -423,3 +424,38 @@ def test_a_notebook_whose_cells_all_fail_is_not_a_pass(tmp_path, capsys):
     # The line of the file, as every other message gives: the class statement is line 3.
     assert "cell 1: error: SyntaxError: " in (out := capsys.readouterr().out)
     assert "(line 3)" in out
+
+
+def test_plots_and_unplaceable_classes_do_not_stop_the_check(tmp_path):
+    path = tmp_path / "learner.py"
+    path.write_text(
+        "# %%\nimport matplotlib.pyplot as plt\nfrom torch import nn\n\n"
+        "plt.plot([1, 2, 3])\nplt.show()\n\n\n"
+        "class Tokenizer(nn.Module):\n    def __init__(self, vocabulary):\n"
+        "        super().__init__()\n\n\n" + RENAMED,
+        encoding="utf-8",
+    )
+    report = checked(path)
+    assert report["cells"][0] == {"cell": 1, "status": "ok"}
+    (tokenizer,) = [c for c in report["components"] if c["name"] == "Tokenizer"]
+    assert tokenizer["role"] is None and tokenizer["checks"] == []
+    assert tokenizer["reason"] == (
+        "its name and its constructor Tokenizer(vocabulary) match none of the book's classes"
+    )
+    assert all(not failed for failed in failures(report).values())
+
+
+def test_the_marks_are_coloured_only_when_asked():
+    report = {
+        "file": "f.py",
+        "cells": [],
+        "components": [
+            {
+                "name": "X",
+                "role": "softmax",
+                "checks": [{"check": "runs", "status": "fail", "message": "m"}],
+            }
+        ],
+    }
+    assert "\033[31mFAIL\033[0m" in as_text(report, [], colour=True)
+    assert "\033[" not in as_text(report, [], colour=False)
