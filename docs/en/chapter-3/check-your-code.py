@@ -104,4 +104,5 @@ print("exit status:", status)
 # [Pitfalls](pitfalls.py) page has both mistakes.
 #
 # Fix the line, run the checker again, and every check passes. The exit status is 0 when
-# every component passes, 1 when a check fails and 2 when the file cannot be read.
+# every component passes; 1 when a check fails, when the checks do not finish, or when
+# failing cells leave nothing to check; and 2 when the file cannot be read.
