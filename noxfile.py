@@ -34,6 +34,8 @@ nox.needs_version = ">=2025.2.9"  # nox.project.dependency_groups
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_venv = "yes"
 nox.options.sessions = ["lint", "pins", "build", "tests", "examples", "docs", "browser"]
+# Pins published only as source (no wheel for any Python): `pins` resolves them apart.
+SOURCE_ONLY = {"jieba": "pure Python, published as an sdist only"}
 
 ROOT = Path(__file__).resolve().parent
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
@@ -160,9 +162,15 @@ def pins(session: nox.Session) -> None:
     README and the home page must state the floor.
     """
     major, minor = python_floor()
+    pins = (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines()
+    wheels = Path(session.create_tmp()) / "wheels.txt"
+    wheels.write_text(
+        "\n".join(pin for pin in pins if pin.partition("==")[0].lower() not in SOURCE_ONLY),
+        encoding="utf-8",
+    )
     resolve = ["python", "-m", "pip", "install", "--dry-run", "--quiet", "--no-deps"]
     resolve += ["--only-binary=:all:", "--target", session.create_tmp()]
-    resolve += ["-r", str(ROOT / "constraints.txt"), "--python-version"]
+    resolve += ["-r", str(wheels), "--python-version"]
     for version in sorted({f"{major}.{minor}", *python_classifiers()}):
         session.run(*resolve, version)
     below = f"{major}.{minor - 1}"
@@ -174,6 +182,8 @@ def pins(session: nox.Session) -> None:
         )
     if "Requires-Python" not in output:
         session.error(f"pip could not check the pins on Python {below}:\n{output}")
+    for name, why in SOURCE_ONLY.items():
+        session.log(f"{name} {pinned_version(name)}: {why}; it installs from source anywhere")
     for page in ("README.md", "docs/en/index.md"):
         if f"Python {major}.{minor} or newer" not in (ROOT / page).read_text(encoding="utf-8"):
             session.error(f"{page} must say 'Python {major}.{minor} or newer'")
@@ -216,9 +226,11 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def examples(session: nox.Session) -> None:
-    """Check every chapter output and docstring example against what its source states.
+    """Check every chapter output and docstring example against what its source states, and
+    every translation against the English: every page there, the English code, its numbers.
 
-    `nox -s examples -- --update` first rewrites the expected outputs from execution.
+    `nox -s examples -- --update` first rewrites the expected outputs from execution, and
+    copies the changed English code cells into the translations.
     """
     python = package_python(session)
     session.run(python, "-m", "book", "check", *session.posargs)
@@ -226,10 +238,26 @@ def examples(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def docs(session: nox.Session) -> None:
-    """Build the site into site/ in strict mode, executing the chapters that are stale."""
+    """Build every language into site/<lang>/ in strict mode, executing stale chapters once.
+
+    English first (it executes the chapters), then each mkdocs.<lang>.yml, then the root,
+    which sends readers to English. Unchanged chapters and pages come from .cache/.
+    """
     python = package_python(session)
     npm_ci(session)
-    session.run(python, "-m", "mkdocs", "build", *session.posargs, env=DOCS_ENV)
+    session.run(python, "-m", "book", "site", env=DOCS_ENV)
+
+
+@nox.session(venv_backend="none")
+def translations(session: nox.Session) -> None:
+    """List the translated pages whose English prose changed since they were translated.
+
+    Stale pages are listed, not failed; a missing page or code that differs from the
+    English fails. `-- --stamp docs/vi/PAGE` records that PAGE is up to date again;
+    `-- --sync-code` copies the English code cells into every translated chapter.
+    """
+    python = package_python(session)
+    session.run(python, "-m", "book", "translations", *session.posargs)
 
 
 @nox.session
@@ -257,7 +285,18 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def serve(session: nox.Session) -> None:
-    """Serve the site at http://127.0.0.1:8000 and rebuild on every change."""
+    """Serve one language and rebuild on every change: `nox -s serve -- vi` (default: en).
+
+    The other languages are not served, so the switcher's links lead nowhere here; to try
+    the switcher, build every language (`nox -s docs`) and serve site/ (see the README).
+    """
     python = package_python(session)
     npm_ci(session)
-    session.run(python, "-m", "mkdocs", "serve", *session.posargs, env=DOCS_ENV)
+    args = list(session.posargs)
+    config = "mkdocs.yml"
+    if args and not args[0].startswith("-"):
+        language = args.pop(0)
+        config = "mkdocs.yml" if language == "en" else f"mkdocs.{language}.yml"
+        if not (ROOT / config).is_file():
+            session.error(f"no language {language!r}: there is no {config}")
+    session.run(python, "-m", "mkdocs", "serve", "-f", config, *args, env=DOCS_ENV)

@@ -202,11 +202,14 @@ class FakePage:
         self.toc = []
 
 
+ENGLISH_CONFIG = {"docs_dir": str(ROOT / "docs" / "en"), "extra": {}}
+
+
 def test_the_hook_presents_a_chapter_page(rendered, mathjax, monkeypatch):
     monkeypatch.setattr(mkdocs_hooks, "_mathjax", mathjax)
     page = FakePage("chapter-3/chapter.py", "chapter-3/chapter/")
     files = FakeFiles({"chapter-3/next.py": "chapter-3/next/"})
-    html = mkdocs_hooks.on_page_content(rendered, page=page, config=None, files=files)
+    html = mkdocs_hooks.on_page_content(rendered, page=page, config=ENGLISH_CONFIG, files=files)
     assert '<autoref identifier="attention_mechanisms.functional.causal_mask">' in html
     assert 'href="../next/"' in html
     assert "<mjx-container" in html and "$" not in BeautifulSoup(html, "html.parser").p.text
@@ -216,7 +219,7 @@ def test_the_hook_presents_a_chapter_page(rendered, mathjax, monkeypatch):
         raise AssertionError(f"typeset again: {math}")
 
     monkeypatch.setattr(mathjax, "render", no_typesetting)
-    again = mkdocs_hooks.on_page_content(rendered, page=page, config=None, files=files)
+    again = mkdocs_hooks.on_page_content(rendered, page=page, config=ENGLISH_CONFIG, files=files)
     assert again == html
 
 

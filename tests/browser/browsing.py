@@ -20,7 +20,10 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 _site_url = re.search(r"^site_url:\s*(\S+)", (ROOT / "mkdocs.yml").read_text(), re.M).group(1)
-PREFIX = urlsplit(_site_url).path  # e.g. "/attention-mechanisms/"
+# The English site is one folder of the site, beside every translation: /<prefix>/en/.
+PREFIX = urlsplit(_site_url).path.rstrip("/").rpartition("/")[0] + "/"  # "/attention-mechanisms/"
+# English, then each translation (mkdocs.<lang>.yml), each in site/<lang>/.
+LANGUAGES = ["en", *sorted(p.name.split(".")[1] for p in ROOT.glob("mkdocs.*.yml"))]
 
 # TeX that was not typeset: \commands, \( \) \[ \] and $...$ delimiters.
 RAW_TEX = re.compile(r"\\[A-Za-z]{2,}|\\[()\[\]]|\$\$|\$[^$\s][^$]*\$")
@@ -37,10 +40,14 @@ TRANSFER_SIZES: dict[str, tuple[int, int, int]] = {}
 LAYOUT: dict[str, tuple[int, float | None]] = {}
 
 
-def site_pages() -> list[str]:
-    """Every page of the built site, as a path relative to the site root ("" is home)."""
-    pages = sorted(p.parent.relative_to(SITE).as_posix() for p in SITE.rglob("index.html"))
-    return ["" if page == "." else f"{page}/" for page in pages]
+def site_pages(language: str | None = None) -> list[str]:
+    """Every page of every language (or of one), relative to the site root: "vi/", "vi/x/"."""
+    pages = []
+    for lang in [language] if language else LANGUAGES:
+        folder = SITE / lang
+        found = sorted(p.parent.relative_to(folder).as_posix() for p in folder.rglob("index.html"))
+        pages += [f"{lang}/" if page == "." else f"{lang}/{page}/" for page in found]
+    return pages
 
 
 def notebook_pages() -> list[str]:
@@ -50,3 +57,32 @@ def notebook_pages() -> list[str]:
         for page in site_pages()
         if '<div class="notebook">' in (SITE / page / "index.html").read_text()
     ]
+
+
+def search(context, base_url, query: str, language: str = "en"):
+    """Type ``query`` into the search box of a language's home page, as a reader does.
+
+    Returns:
+        The page and its result links.
+    """
+    page = context.new_page()
+    page.goto(f"{base_url}{language}/")
+    box = page.locator("input[data-md-component='search-query']")
+    box.click()
+    # The index loads in a web worker; a query typed before it is ready is dropped. Until
+    # then the results say "Initializing search", in the page's language.
+    home = (SITE / language / "index.html").read_text(encoding="utf-8")
+    waiting = re.search(r'class="md-search-result__meta">\s*([^<]*?)\s*<', home)[1]
+    page.wait_for_function(
+        "(waiting) => document.querySelector('.md-search-result__meta').textContent.trim()"
+        " !== waiting",
+        arg=waiting,
+    )
+    # Material searches on key events, as a reader types. Characters that a keyboard lacks
+    # (Chinese, typed with an input method) arrive without one: the End key stands in for the
+    # input method's commit key.
+    box.press_sequentially(query)
+    box.press("End")
+    results = page.locator(".md-search-result__item > a")
+    results.first.wait_for()
+    return page, results

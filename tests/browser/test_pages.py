@@ -115,7 +115,7 @@ def test_page(context, base_url, screenshots, path):
     assert math_code == [], "math is typeset at build time: no page loads math code"
 
     # Accessibility basics.
-    assert page.evaluate("document.documentElement.lang") == "en"
+    assert page.evaluate("document.documentElement.lang") == path.split("/")[0]
     assert page.locator("h1").count() == 1, "one h1 per page"
     images = page.evaluate(IMAGES)
     assert [i for i in images if not (i["alt"] or "").strip()] == [], "images without alt text"

@@ -2,23 +2,7 @@
 
 from __future__ import annotations
 
-from browsing import RAW_TEX
-
-
-def search(context, base_url, query: str):
-    """Type ``query`` into the search box as a reader does; return the result links."""
-    page = context.new_page()
-    page.goto(base_url)
-    box = page.locator("input[data-md-component='search-query']")
-    box.click()
-    # The index loads in a web worker; a query typed before it is ready is dropped.
-    page.wait_for_function(
-        "() => !/Initializing/.test(document.querySelector('.md-search-result__meta').textContent)"
-    )
-    box.press_sequentially(query)  # Material searches on key events, as a reader types
-    results = page.locator(".md-search-result__item > a")
-    results.first.wait_for()
-    return page, results
+from browsing import RAW_TEX, search
 
 
 def test_search_for_softmax_lists_the_chapter_and_opens_it(context, base_url):
@@ -56,7 +40,7 @@ def test_search_results_show_math_as_text_not_tex(context, base_url):
 
 def test_light_dark_toggle(context, base_url):
     page = context.new_page()
-    page.goto(base_url)
+    page.goto(base_url + "en/")
     scheme = "document.body.getAttribute('data-md-color-scheme')"
     assert page.evaluate(scheme) == "default"
     page.locator("form[data-md-component='palette'] label:visible").first.click()
@@ -68,7 +52,7 @@ def test_light_dark_toggle(context, base_url):
 def test_copy_button_copies_a_code_block(browser, base_url):
     context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
     page = context.new_page()
-    page.goto(base_url)
+    page.goto(base_url + "en/")
     block = page.locator(".md-typeset pre:visible").first
     block.hover()
     block.locator("button[data-md-type='copy']").click()

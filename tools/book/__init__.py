@@ -1,6 +1,7 @@
 """The book's tooling: execute every chapter once, check what it prints, publish it.
 
-Chapters are Jupytext "percent" scripts (``docs/<lang>/**/*.py``). One module per job:
+Chapters are Jupytext "percent" scripts (``docs/<lang>/**/*.py``); only the English ones
+execute. One module per job:
 
 - `book.executor` executes a chapter into a notebook with outputs, cached under
   ``.cache/book/``, and enforces the chapter rules (cells that must raise, include cells);
@@ -10,7 +11,11 @@ Chapters are Jupytext "percent" scripts (``docs/<lang>/**/*.py``). One module pe
   chapters, warns about outputs that differ from their source (so a strict build fails),
   and hands each page to `book.notebook_html` (notebook pages as plain, light HTML) and
   `book.typeset` (every formula typeset at build time);
-- `book.cli` is the command line: ``python -m book execute | check [--update] | path``.
+- `book.translations` holds every translation (``docs/<lang>/``) to the English: the same
+  pages, the English code cells, outputs from the English execution, staleness recorded;
+- `book.site` builds every language into ``site/<lang>/``, and the root;
+- `book.cli` is the command line:
+  ``python -m book execute | check [--update] | path | site | translations``.
 
 The package is installed editable into the documentation environment (``pip install -e
 tools``, which ``nox`` does), so every caller imports it the ordinary way.

@@ -1,4 +1,7 @@
-"""The command line: ``python -m book execute | check [--update] | path`` (see ``--help``)."""
+"""The command line: ``python -m book execute | check | path | site | translations``.
+
+See ``python -m book --help`` and each command's ``--help``.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +10,51 @@ import sys
 import time
 from pathlib import Path
 
-from book import BookError, shown
+from book import BookError, shown, site, translations
 from book.checker import check, check_docstrings, update
 from book.executor import chapters, execute
+
+
+def _translations(stamp: list[Path], sync: bool, numbers: bool = False) -> int:
+    """Report every language against the English; stamp or sync pages first if asked.
+
+    With ``numbers``, also hold each translated chapter's prose numbers to its outputs.
+    """
+    for page in stamp:
+        changed = translations.stamp(page)
+        print(f"{shown(page)}: {'stamped' if changed else 'already current'}")
+    failed = False
+    for language in translations.languages():
+        if sync:
+            for page in translations.translated_pages(language):
+                path = translations.DOCS / language / page
+                if path.suffix == ".py" and translations.sync_code(path):
+                    print(f"{shown(path)}: English code copied in")
+        status = translations.status(language)
+        print(
+            f"{language}: {len(status.current) + len(status.stale)} of "
+            f"{len(translations.english_pages())} pages, {len(status.stale)} stale, "
+            f"{len(status.missing)} missing, {len(status.problems)} code problem(s)"
+        )
+        for page in status.stale:
+            print(f"  stale: docs/{language}/{page} (the English prose changed since)")
+        for page in status.missing:
+            print(f"error: docs/{language}/{page} is missing", file=sys.stderr)
+        for page in status.extra:
+            print(f"error: docs/{language}/{page} has no English page", file=sys.stderr)
+        for problem in status.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        failed |= status.failed
+        if not numbers or status.problems:
+            continue
+        for page in translations.translated_pages(language):
+            path = translations.DOCS / language / page
+            if path.suffix == ".py":
+                executed, _ = execute(translations.english_of(path))
+                for problem in translations.number_problems(path, executed):
+                    print(f"error: {problem}", file=sys.stderr)
+                    failed = True
+    return 1 if failed else 0
 
 
 def _check_all(paths: list[Path], fix: bool) -> int:
@@ -55,11 +100,32 @@ def main(argv: list[str] | None = None) -> int:
         "check", help="compare every output (chapters and docstrings) with what the source states"
     )
     verify.add_argument(
-        "--update", action="store_true", help="first rewrite the expected outputs from execution"
+        "--update",
+        action="store_true",
+        help="first rewrite the expected outputs from execution (translations' code too)",
     )
     verify.add_argument("chapters", nargs="*", type=Path, help="default: every chapter")
     show = sub.add_parser("path", help="print the executed notebook's path (executing if stale)")
     show.add_argument("chapter", type=Path)
+    sub.add_parser("site", help="build every language into site/<lang>/ (strict), and the root")
+    upkeep = sub.add_parser(
+        "translations",
+        help="list each language's stale, missing and differing pages (exit 1 if any are "
+        "missing or differ)",
+    )
+    upkeep.add_argument(
+        "--stamp",
+        nargs="+",
+        default=[],
+        type=Path,
+        metavar="PAGE",
+        help="record that PAGE (docs/<lang>/...) now translates the current English prose",
+    )
+    upkeep.add_argument(
+        "--sync-code",
+        action="store_true",
+        help="first copy the English code cells into every translated chapter",
+    )
     args = parser.parse_args(argv)
 
     try:
@@ -67,7 +133,17 @@ def main(argv: list[str] | None = None) -> int:
             print(execute(args.chapter)[0])
             return 0
         if args.command == "check":
-            return _check_all(args.chapters or chapters(), fix=args.update)
+            code = _check_all(args.chapters or chapters(), fix=args.update)
+            if args.chapters:
+                return code
+            # Accepting new English outputs accepts them in every translation too.
+            return max(code, _translations([], sync=args.update, numbers=True))
+        if args.command == "site":
+            site.build()
+            print(f"built {len(site.configs())} languages into {shown(site.SITE)}")
+            return 0
+        if args.command == "translations":
+            return _translations(args.stamp, sync=args.sync_code)
         todo = args.chapters or chapters()
         executed = 0
         for chapter in todo:

@@ -48,8 +48,11 @@ CACHE = ROOT / ".cache" / "book"
 CELL_TIMEOUT = 600  # seconds; the slowest cell (the benchmark chapter) stays well below
 
 
-def chapters(docs_dir: Path = DOCS) -> list[Path]:
-    """Every chapter source under ``docs_dir``: all ``*.py`` files (MkDocs pages)."""
+def chapters(docs_dir: Path = DOCS / "en") -> list[Path]:
+    """Every chapter source under ``docs_dir``: all ``*.py`` files (MkDocs pages).
+
+    Only the English chapters execute: a translation shows their outputs (`book.translations`).
+    """
     return sorted(p for p in docs_dir.rglob("*.py") if "overrides" not in p.parts)
 
 

@@ -201,12 +201,12 @@ def diff(expected: str, actual: str) -> str:
     return "\n".join(lines)
 
 
-_MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
+MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
 
 
 def prose_numbers(markdown: str) -> list[str]:
     """Numbers with three or more decimals written in a Markdown cell, outside formulas."""
-    return _PROSE_NUMBER.findall(_MATH.sub(" ", markdown))
+    return _PROSE_NUMBER.findall(MATH.sub(" ", markdown))
 
 
 def appears_in(number: str, outputs: list[str]) -> bool:

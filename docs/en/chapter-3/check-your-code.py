@@ -67,19 +67,19 @@ print("exit status:", status)
 # _attention (as attention_function)
 #   FAIL  runs          torch.Size is not callable: shape(-1) should be shape[-1] (cell 4, line 8:
 #                       'd_k = query.shape(-1)') (see
-#                       https://attention-mechanisms.github.io/attention-mechanisms/chapter-3/pitfalls/#calling-xshape-1)
+#                       https://attention-mechanisms.github.io/attention-mechanisms/en/chapter-3/pitfalls/#calling-xshape-1)
 #   skip  shape         not checked: it does not run
 #   skip  matches_book  not checked: it does not run
 #   skip  causal        not run; its convention: mask keeps the lower triangle (a keep mask), so
 #                       masked_fill must hide where it is 0, as it does here; the book's mask marks
 #                       what to hide (triu, diagonal=1) (see
-#                       https://attention-mechanisms.github.io/attention-mechanisms/chapter-3/pitfalls/#tril-or-triu-which-positions-does-the-mask-mark)
+#                       https://attention-mechanisms.github.io/attention-mechanisms/en/chapter-3/pitfalls/#tril-or-triu-which-positions-does-the-mask-mark)
 #
 # MultiHeadAttention
 #   pass  constructs    MultiHeadAttention(embedding_dim=4, head_count=2)
 #   FAIL  runs          torch.Size is not callable: shape(-1) should be shape[-1] (cell 4, line 8:
 #                       'd_k = query.shape(-1)') (see
-#                       https://attention-mechanisms.github.io/attention-mechanisms/chapter-3/pitfalls/#calling-xshape-1)
+#                       https://attention-mechanisms.github.io/attention-mechanisms/en/chapter-3/pitfalls/#calling-xshape-1)
 #   skip  shape         not checked: it does not run
 #   skip  matches_book  not checked: it does not run
 #   skip  scale         not checked: it does not run
@@ -87,7 +87,7 @@ print("exit status:", status)
 #   skip  causal        not run; its convention: mask keeps the lower triangle (a keep mask), so
 #                       masked_fill must hide where it is 0, as it does here; the book's mask marks
 #                       what to hide (triu, diagonal=1) (see
-#                       https://attention-mechanisms.github.io/attention-mechanisms/chapter-3/pitfalls/#tril-or-triu-which-positions-does-the-mask-mark)
+#                       https://attention-mechanisms.github.io/attention-mechanisms/en/chapter-3/pitfalls/#tril-or-triu-which-positions-does-the-mask-mark)
 #   skip  diagonal      not checked: it does not run
 #   skip  mask_buffer   not checked: it does not run
 #   skip  dropout       not checked: it does not run

@@ -30,7 +30,7 @@ from .reference import (
     projections,
 )
 
-SITE = "https://attention-mechanisms.github.io/attention-mechanisms/"
+SITE = "https://attention-mechanisms.github.io/attention-mechanisms/en/"
 CHECKS = (
     "constructs", "runs", "shape", "matches_book", "scale", "softmax_dim", "causal",
     "diagonal", "mask_buffer", "dropout", "heads", "out_proj",

@@ -1,0 +1,98 @@
+"""Build the whole site: English, then every translation, each into ``site/<lang>/``.
+
+The root of ``site/`` gets three things of its own:
+
+- ``index.html`` sends the reader to English;
+- ``404.html``, for hosts that serve one 404 page for every missing URL (GitHub Pages):
+  English, and for a URL under another language's folder, that language's 404 page;
+- a redirect from each English page's address before the translations (``chapter-3/...``)
+  to its new one (``en/chapter-3/...``), so older links keep working.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import yaml
+
+from book import ROOT, BookError, translations
+
+SITE = ROOT / "site"
+
+
+def configs() -> list[Path]:
+    """English first (it executes the chapters), then every translation."""
+    others = [ROOT / f"mkdocs.{language}.yml" for language in translations.languages()]
+    return [ROOT / "mkdocs.yml", *others]
+
+
+def site_path() -> str:
+    """The path of the site's root on its host, from site_url: ``/attention-mechanisms/``."""
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+    english = urlsplit(config["site_url"]).path  # .../en/
+    return english.rstrip("/").rpartition("/")[0] + "/"
+
+
+def _redirect(target: str, title: str) -> str:
+    target = html.escape(target)
+    return (
+        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f"<title>{html.escape(title)}</title>\n"
+        f'<meta http-equiv="refresh" content="0; url={target}">\n'
+        # A refresh drops the URL's #section; the script keeps it, where scripts run.
+        f"<script>location.replace({json.dumps(target)} + location.hash)</script>\n"
+        f'<link rel="canonical" href="{target}">\n</head>\n'
+        f'<body><p><a href="{target}">{html.escape(title)}</a></p></body>\n</html>\n'
+    )
+
+
+# Before the page is drawn: under another language's folder, show that language's 404 page.
+_PICK_404 = """<script>
+(function () {
+  var root = %(root)s, languages = %(languages)s;
+  var language = location.pathname.slice(root.length).split("/")[0];
+  if (location.pathname.indexOf(root) !== 0 || languages.indexOf(language) < 0) return;
+  fetch(root + language + "/404.html").then(function (response) {
+    return response.ok ? response.text() : null;
+  }).then(function (page) {
+    if (page) { document.open(); document.write(page); document.close(); }
+  });
+})();
+</script>"""
+
+
+def write_root(site: Path = SITE) -> None:
+    """The root's index, 404 page and redirects (see the module doc)."""
+    english = site / "en"
+    (site / "index.html").write_text(_redirect("en/", "English"), encoding="utf-8")
+    pick = _PICK_404 % {
+        "root": json.dumps(site_path()),
+        "languages": json.dumps(translations.languages()),
+    }
+    page = (english / "404.html").read_text(encoding="utf-8")
+    (site / "404.html").write_text(page.replace("<head>", f"<head>\n{pick}", 1), encoding="utf-8")
+    for index in english.rglob("index.html"):
+        relative = index.parent.relative_to(english)
+        if relative == Path("."):
+            continue
+        depth = len(relative.parts)
+        old = site / relative / "index.html"
+        old.parent.mkdir(parents=True, exist_ok=True)
+        target = "../" * depth + f"en/{relative.as_posix()}/"
+        old.write_text(_redirect(target, relative.as_posix()), encoding="utf-8")
+
+
+def build() -> None:
+    """Build every language in strict mode (as its config says), then the root."""
+    shutil.rmtree(SITE, ignore_errors=True)
+    for config in configs():
+        command = [sys.executable, "-m", "mkdocs", "build", "--config-file", str(config)]
+        if subprocess.run(command, cwd=ROOT).returncode:
+            raise BookError(f"building {config.name} failed (see above)")
+    write_root()
