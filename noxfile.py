@@ -242,10 +242,11 @@ def docs(session: nox.Session) -> None:
 
     English first (it executes the chapters), then each mkdocs.<lang>.yml, then the root,
     which sends readers to English. Unchanged chapters and pages come from .cache/.
+    `nox -s docs -- vi` builds English and Vietnamese only.
     """
     python = package_python(session)
     npm_ci(session)
-    session.run(python, "-m", "book", "site", env=DOCS_ENV)
+    session.run(python, "-m", "book", "site", *session.posargs, env=DOCS_ENV)
 
 
 @nox.session(venv_backend="none")

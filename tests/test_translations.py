@@ -69,6 +69,7 @@ def docs(tmp_path, monkeypatch):
     monkeypatch.setattr(translations, "ENGLISH", root / "en")
     monkeypatch.setattr(executor, "CACHE", tmp_path / "cache")
     monkeypatch.setattr(translations, "ROOT", tmp_path)
+    (tmp_path / "mkdocs.vi.yml").write_text("INHERIT: mkdocs.yml\n")
     write(root / "en" / "chapter-3" / "chapter.py", ENGLISH_CHAPTER)
     write(root / "en" / "index.md", "# Home\n\nThe [API](reference/index.md).\n")
     write(root / "en" / "reference" / "index.md", "# API\n")
@@ -137,42 +138,91 @@ def test_a_changed_english_code_cell_is_named_and_can_be_copied_over(docs):
     assert not translations.sync_code(page)  # nothing left to copy
 
 
-def test_cells_added_in_english_need_a_translator(docs):
+def test_code_cells_added_in_english_need_a_translator(docs):
     english, page = (
         docs / "en" / "chapter-3" / "chapter.py",
         docs / "vi" / "chapter-3" / "chapter.py",
     )
-    edit(
-        english,
-        "# %% [markdown]\n# The figure:",
-        "# %% [markdown]\n# New.\n\n# %%\nx = 1\n\n# %% [markdown]\n# The figure:",
-    )
+    edit(english, "# %% [markdown]\n# The figure:", "# %%\nx = 1\n\n# %% [markdown]\n# The figure:")
     (problem,) = translations.code_problems(page)
-    assert "English:     MCMCMC" in problem and "translation: MCMC" in problem
+    problem = problem.replace(f"{docs.parent}/", "")
+    assert problem.endswith(
+        "2 code cells, but docs/en/chapter-3/chapter.py has 3; add or remove "
+        "the changed cells as in the English, then run --sync-code"
+    )
     with pytest.raises(BookError, match="by hand"):
         translations.sync_code(page)
+
+
+def test_an_english_prose_change_makes_the_page_stale_not_broken(docs):
+    """A new paragraph, a changed formula, a new caption: the page says it is behind."""
+    english, page = (
+        docs / "en" / "chapter-3" / "chapter.py",
+        docs / "vi" / "chapter-3" / "chapter.py",
+    )
+    translations.stamp(page)
+    assert translations.status("vi").problems == []
+    edit(english, "# The figure:", "# The figure of $A = XW$:\n\n# %% [markdown]\n# More.")
+    edit(english, 'caption="Figure 1. A square."', 'caption="Figure 1. The square."')
+    assert translations.sync_code(page)  # the caption is in the code, which is the English
+    status = translations.status("vi")
+    assert (status.problems, status.stale) == ([], ["chapter-3/chapter.py", "index.md"])
+    assert len(translations.prose_problems(page)) == 2  # what the translator will find
+    # The page still shows the translation, where it stands among the English code.
+    nb = translations.compose(page, executor.execute(english)[0])
+    assert [c.cell_type for c in nb.cells] == ["markdown", "code", "markdown", "code"]
+    assert nb.cells[2].source == "Hình vẽ:"
+    assert (
+        "<figcaption>Hình 1. Một hình vuông.</figcaption>"
+        in nb.cells[3].outputs[0].data["text/html"]
+    )
+    # Stamped as current, the same differences are a translator's mistakes: they fail.
+    translations.stamp(page)
+    assert len(translations.status("vi").problems) == 2
 
 
 def test_a_figure_needs_its_caption_and_alt_text_translated(docs):
     page = docs / "vi" / "chapter-3" / "chapter.py"
     edit(page, ' alt="Một hình vuông \\"đen\\"."', "")
-    (problem,) = translations.code_problems(page)
+    (problem,) = translations.prose_problems(page)
     assert "line 15" in problem and "caption and alt text are not translated" in problem
     edit(page, "# %%\nprint", '# %% caption="x" alt="y"\nprint')
-    assert any("draws no figure" in p for p in translations.code_problems(page))
+    assert any("draws no figure" in p for p in translations.prose_problems(page))
+    assert translations.code_problems(page) == []
 
 
-def test_a_translated_cell_keeps_the_english_math(docs):
+def test_a_caption_may_hold_a_backslash(docs):
+    english, page = (
+        docs / "en" / "chapter-3" / "chapter.py",
+        docs / "vi" / "chapter-3" / "chapter.py",
+    )
+    edit(page, 'caption="Hình 1. Một hình vuông."', 'caption="Hình 1. Chia cho \\\\sqrt{d_k}."')
+    nb = translations.compose(page, executor.execute(english)[0])
+    assert (
+        "<figcaption>Hình 1. Chia cho \\sqrt{d_k}.</figcaption>"
+        in nb.cells[3].outputs[0].data["text/html"]
+    )
+
+
+def test_a_translated_section_keeps_the_english_math(docs):
     english, page = (
         docs / "en" / "chapter-3" / "chapter.py",
         docs / "vi" / "chapter-3" / "chapter.py",
     )
     edit(english, "# The figure:", "# The figure of $A =\n# XW$:")
     edit(page, "# Hình vẽ:", "# Hình vẽ của $A = XW$:")  # wrapped differently: the same math
-    assert translations.code_problems(page) == []
+    assert translations.prose_problems(page) == []
     edit(page, "$A = XW$", "$A = X W_q$")
-    (problem,) = translations.code_problems(page)
-    assert problem.endswith("its math is not the English math: ['$A = X W_q$', '$A = XW$']")
+    (problem,) = translations.prose_problems(page)
+    assert problem.endswith(
+        "the formulas differ from the English: the English has ['$A = XW$'], the translation "
+        "['$A = X W_q$']"
+    )
+
+
+def test_only_a_translated_page_is_stamped(docs):
+    with pytest.raises(BookError, match="not a page of a translation"):
+        translations.stamp(docs / "en" / "index.md")
 
 
 def test_the_english_prose_hash_follows_the_prose_and_the_figures_not_the_code(docs):
@@ -238,7 +288,11 @@ def hook_config(docs, language: str) -> dict:
         "docs_dir": str(docs / language),
         "theme": {"language": language},
         "extra": {
-            "translation": {"stale": "Bản tiếng Anh đã thay đổi.", "english": "Đọc bản tiếng Anh"},
+            "translation": {
+                "stale": "Bản tiếng Anh đã thay đổi.",
+                "english": "Đọc bản tiếng Anh",
+                "permalink": "Liên kết cố định",
+            },
             "alternate": [{"lang": lang} for lang in ("en", "vi", "zh")],
         },
     }
@@ -348,14 +402,35 @@ def test_every_language_has_every_page_with_the_english_code(language):
     assert unrecorded == [], "pages that record no English revision: run --stamp on them"
 
 
-def test_every_language_has_a_config_a_glossary_and_a_place_in_the_switcher():
+def _config(name: str) -> dict:
     import yaml
 
-    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
-    switcher = [entry["lang"] for entry in config["extra"]["alternate"]]
-    assert switcher == ["en", *sorted(translations.languages(), key=switcher.index)]
-    assert len(translations.languages()) == 3
+    return yaml.load((ROOT / name).read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+
+
+def _nav_files(nav) -> list[str]:
+    if isinstance(nav, str):
+        return [nav] if nav.endswith((".md", ".py")) else []
+    if isinstance(nav, dict):
+        return [f for value in nav.values() for f in _nav_files(value)]
+    return [f for item in nav for f in _nav_files(item)]
+
+
+def test_every_language_has_a_config_a_glossary_and_a_place_in_the_switcher():
+    english = _config("mkdocs.yml")
+    switcher = [entry["lang"] for entry in english["extra"]["alternate"]]
+    assert sorted(switcher) == sorted(["en", *translations.languages()])
+    pages = [f for f in _nav_files(english["nav"]) if not f.startswith("reference/")]
     for language in translations.languages():
+        config = _config(f"mkdocs.{language}.yml")
+        # Served from the folder beside English's, as site.py builds it.
+        assert config["site_url"] == english["site_url"].removesuffix("en/") + f"{language}/"
+        assert (config["docs_dir"], config["site_dir"]) == (f"docs/{language}", f"site/{language}")
+        assert config["theme"]["language"] == language
+        assert _nav_files(config["nav"]) == pages, "the navigation lists the English pages"
+        assert set(config["extra"]["translation"]) == {
+            "stale", "english", "reference", "permalink", "download"
+        }  # fmt: skip
         glossary = ROOT / "translations" / f"{language}.md"
         assert glossary.read_text(encoding="utf-8").count("\n|") >= 20
 

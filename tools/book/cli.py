@@ -25,10 +25,15 @@ def _translations(stamp: list[Path], sync: bool, numbers: bool = False) -> int:
         print(f"{shown(page)}: {'stamped' if changed else 'already current'}")
     failed = False
     for language in translations.languages():
+        # The chapters that translate an English chapter (not a page the English lacks).
+        chapters_here = [
+            translations.DOCS / language / page
+            for page in translations.translated_pages(language)
+            if page.endswith(".py") and page in translations.english_pages()
+        ]
         if sync:
-            for page in translations.translated_pages(language):
-                path = translations.DOCS / language / page
-                if path.suffix == ".py" and translations.sync_code(path):
+            for path in chapters_here:
+                if translations.sync_code(path):
                     print(f"{shown(path)}: English code copied in")
         status = translations.status(language)
         print(
@@ -47,13 +52,11 @@ def _translations(stamp: list[Path], sync: bool, numbers: bool = False) -> int:
         failed |= status.failed
         if not numbers or status.problems:
             continue
-        for page in translations.translated_pages(language):
-            path = translations.DOCS / language / page
-            if path.suffix == ".py":
-                executed, _ = execute(translations.english_of(path))
-                for problem in translations.number_problems(path, executed):
-                    print(f"error: {problem}", file=sys.stderr)
-                    failed = True
+        for path in chapters_here:
+            executed, _ = execute(translations.english_of(path))
+            for problem in translations.number_problems(path, executed):
+                print(f"error: {problem}", file=sys.stderr)
+                failed = True
     return 1 if failed else 0
 
 
@@ -107,7 +110,12 @@ def main(argv: list[str] | None = None) -> int:
     verify.add_argument("chapters", nargs="*", type=Path, help="default: every chapter")
     show = sub.add_parser("path", help="print the executed notebook's path (executing if stale)")
     show.add_argument("chapter", type=Path)
-    sub.add_parser("site", help="build every language into site/<lang>/ (strict), and the root")
+    build = sub.add_parser(
+        "site", help="build every language into site/<lang>/ (strict), and the root"
+    )
+    build.add_argument(
+        "languages", nargs="*", help="only English and these translations (default: all)"
+    )
     upkeep = sub.add_parser(
         "translations",
         help="list each language's stale, missing and differing pages (exit 1 if any are "
@@ -128,6 +136,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
+    given = [*getattr(args, "chapters", []), *([args.chapter] if args.command == "path" else [])]
+    for chapter in given:
+        if not chapter.resolve().is_relative_to(translations.ENGLISH):
+            print(
+                f"error: {chapter}: only the English chapters (docs/en/) execute; a translation "
+                "shows their outputs",
+                file=sys.stderr,
+            )
+            return 2
     try:
         if args.command == "path":
             print(execute(args.chapter)[0])
@@ -139,8 +156,8 @@ def main(argv: list[str] | None = None) -> int:
             # Accepting new English outputs accepts them in every translation too.
             return max(code, _translations([], sync=args.update, numbers=True))
         if args.command == "site":
-            site.build()
-            print(f"built {len(site.configs())} languages into {shown(site.SITE)}")
+            built = site.build(args.languages or None)
+            print(f"built {len(built)} languages into {shown(site.SITE)}")
             return 0
         if args.command == "translations":
             return _translations(args.stamp, sync=args.sync_code)

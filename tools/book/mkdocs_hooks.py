@@ -73,13 +73,19 @@ def on_startup(command, dirty):
 
 
 def on_config(config):
-    """Refuse to build a language whose search would silently lose its word splitting."""
+    """Refuse to build a language whose search would silently lose its word splitting, and
+    give each language a cache of rendered notebooks of its own."""
     module = SEGMENTED.get(config["theme"]["language"])
     if module and importlib.util.find_spec(module) is None:
         raise PluginError(
             f"search in {config['theme']['language']!r} needs {module!r} to split words, and it "
             f"is not installed; install the docs group (pip install --group docs)"
         )
+    # mkdocs-jupyter forgets every cached page that its build did not render, so languages
+    # sharing one folder would each evict the others' pages.
+    jupyter = config["plugins"].get("mkdocs-jupyter") if "plugins" in config else None
+    if jupyter is not None:
+        jupyter.config["cache_dir"] = str(ROOT / ".cache" / "mkdocs-jupyter" / language(config))
     return config
 
 
@@ -254,8 +260,10 @@ def _stale_notice(page, config) -> str:
     """The notice on a translated page whose English prose changed (empty if it did not)."""
     source = Path(config["docs_dir"]) / page.file.src_uri
     english = translations.english_of(source)
-    if translations.recorded_hash(source) == translations.prose_hash(english):
-        return ""
+    if not english.is_file() or translations.recorded_hash(source) == translations.prose_hash(
+        english
+    ):
+        return ""  # a page the English lacks fails the build already
     words = config["extra"]["translation"]
     return (
         '<div class="admonition warning book-stale" data-search-exclude>'
@@ -321,6 +329,9 @@ def on_page_content(html, page, config, files):
             )
         else:
             html = _CROSS_REFERENCE.sub(r'<autoref identifier="\2">\1</autoref>', html)
+    if translated:  # the headings' link titles, in the page's language
+        permalink = html_text.escape(config["extra"]["translation"]["permalink"], quote=True)
+        html = html.replace('title="Permanent link"', f'title="{permalink}"')
     if translated and (notice := _stale_notice(page, config)):
         heading_end = html.find("</h1>")
         cut = heading_end + len("</h1>") if heading_end >= 0 else 0

@@ -26,10 +26,18 @@ from book import ROOT, BookError, translations
 SITE = ROOT / "site"
 
 
-def configs() -> list[Path]:
-    """English first (it executes the chapters), then every translation."""
-    others = [ROOT / f"mkdocs.{language}.yml" for language in translations.languages()]
-    return [ROOT / "mkdocs.yml", *others]
+def configs(languages: list[str] | None = None) -> list[Path]:
+    """English first (it executes the chapters), then every translation (or those given).
+
+    Raises:
+        BookError: If a language given has no config.
+    """
+    known = translations.languages()
+    unknown = sorted(set(languages or []) - set(known) - {"en"})
+    if unknown:
+        raise BookError(f"no config for {unknown}: the languages are en and {known}")
+    others = [language for language in known if languages is None or language in languages]
+    return [ROOT / "mkdocs.yml", *(ROOT / f"mkdocs.{language}.yml" for language in others)]
 
 
 def site_path() -> str:
@@ -88,11 +96,17 @@ def write_root(site: Path = SITE) -> None:
         old.write_text(_redirect(target, relative.as_posix()), encoding="utf-8")
 
 
-def build() -> None:
-    """Build every language in strict mode (as its config says), then the root."""
+def build(languages: list[str] | None = None) -> list[Path]:
+    """Build English and every translation (or those given) in strict mode, then the root.
+
+    Returns:
+        The configs built.
+    """
+    built = configs(languages)
     shutil.rmtree(SITE, ignore_errors=True)
-    for config in configs():
+    for config in built:
         command = [sys.executable, "-m", "mkdocs", "build", "--config-file", str(config)]
         if subprocess.run(command, cwd=ROOT).returncode:
             raise BookError(f"building {config.name} failed (see above)")
     write_root()
+    return built

@@ -4,11 +4,14 @@ A translation is a folder ``docs/<lang>/`` with one page for every English page 
 ``docs/en/`` at the same path, the API reference excepted (it stays English), and a config
 ``mkdocs.<lang>.yml`` that inherits ``mkdocs.yml``. The rules (see translations/README.md):
 
-- **Code is the English code.** A translated chapter has the English cells in the English
-  order. Its code cells are the English ones, byte for byte (`code_problems` names the first
-  line that differs; ``python -m book translations --sync-code`` copies them over). Only
-  its Markdown cells, and the ``caption`` and ``alt`` of a figure, given as metadata on the
-  figure cell's marker, are its own.
+- **Code is the English code.** A translated chapter's code cells are the English ones,
+  byte for byte, in the English order (`code_problems` names the first line that differs;
+  ``python -m book translations --sync-code`` copies them over); otherwise the build fails.
+  Its Markdown cells, and the ``caption`` and ``alt`` of a figure, given as metadata on the
+  figure cell's marker, are its own. On a page translated from the current English, they
+  follow the English's shape: as many Markdown cells between two code cells, with the same
+  markers and formulas, and every figure's texts (`prose_problems`); otherwise the build
+  fails too. On a stale page they need not: the English moved, and the page says so.
 - **Outputs are the English outputs.** The page is `compose`'d from the English chapter's
   single execution: the translated Markdown, the English code cells with their outputs,
   the figures' captions and alt text replaced. No translated chapter is executed.
@@ -139,34 +142,46 @@ def recorded_hash(page: Path) -> str | None:
     return first[0].metadata.get("english") if first else None
 
 
-def code_problems(page: Path) -> list[str]:
-    """How a translated chapter's cells differ from the English ones (empty: they agree).
+def _segments(chapter: list[Cell]) -> tuple[list[list[Cell]], list[Cell]]:
+    """The Markdown cells before each code cell and after the last, and the code cells."""
+    segments: list[list[Cell]] = [[]]
+    code = []
+    for cell in chapter:
+        if cell.markdown:
+            segments[-1].append(cell)
+        else:
+            code.append(cell)
+            segments.append([])
+    return segments, code
 
-    Each message names the translated file and line, and the English line.
+
+def _own(metadata: dict, keys: tuple[str, ...]) -> dict:
+    return {key: value for key, value in metadata.items() if key not in keys}
+
+
+def code_problems(page: Path) -> list[str]:
+    """How a translated chapter's code differs from the English code (empty: it agrees).
+
+    The code cells must be the English ones, in the English order, with the English marker
+    metadata (a figure's ``caption`` and ``alt`` aside). Each message names the translated
+    file and line, and the English line.
     """
     english = english_of(page)
-    ours, theirs = cells(page), cells(english)
+    (_, ours), (_, theirs) = _segments(cells(page)), _segments(cells(english))
     where = shown(page)
-    if [c.markdown for c in ours] != [c.markdown for c in theirs]:
-        kinds = "".join("M" if c.markdown else "C" for c in theirs)
-        mine = "".join("M" if c.markdown else "C" for c in ours)
+    if len(ours) != len(theirs):
         return [
-            f"{where}: its cells are not the English cells of {shown(english)} (Markdown M, "
-            f"code C, in order):\n  English:     {kinds}\n  translation: {mine}"
+            f"{where}: {len(ours)} code cells, but {shown(english)} has {len(theirs)}; add or "
+            "remove the changed cells as in the English, then run --sync-code"
         ]
     problems = []
     for cell, original in zip(ours, theirs, strict=True):
-        at = f"{where}, line {cell.line} (English line {original.line})"
-        own = OWN_METADATA if cell.markdown else FIGURE_METADATA
-        metadata = {k: v for k, v in cell.metadata.items() if k not in own}
+        metadata = _own(cell.metadata, (*OWN_METADATA, *FIGURE_METADATA))
         if metadata != original.metadata:
-            problems.append(f"{at}: the marker says {metadata}, the English {original.metadata}")
-        if cell.markdown:
-            mine, english_math = _math(cell.text), _math(original.text)
-            if mine != english_math:
-                differ = sorted(set(mine) ^ set(english_math)) or mine
-                problems.append(f"{at}: its math is not the English math: {differ}")
-            continue
+            problems.append(
+                f"{where}, line {cell.line} (English line {original.line}): the marker says "
+                f"{metadata}, the English {original.metadata}"
+            )
         if cell.text != original.text:
             mine, english_lines = cell.text.splitlines(), original.text.splitlines()
             first = next(
@@ -181,12 +196,45 @@ def code_problems(page: Path) -> list[str]:
                 f"English has {want!r}; code cells are the English ones (python -m book "
                 "translations --sync-code copies them)"
             )
+    return problems
+
+
+def prose_problems(page: Path) -> list[str]:
+    """Where a translated chapter's prose does not follow the English prose's shape.
+
+    Between two code cells it has as many Markdown cells as the English, with the same
+    markers and the same formulas, and every figure has its caption and alt text. On a page
+    translated from the current English these are a translator's mistakes; on a stale page,
+    the English changed, and the page says so.
+    """
+    english = english_of(page)
+    (sections, ours), (english_sections, theirs) = _segments(cells(page)), _segments(cells(english))
+    where = shown(page)
+    problems = []
+    for section, original in zip(sections, english_sections, strict=False):
+        at = f"{where}, line {section[0].line if section else '?'}"
+        if [_own(c.metadata, OWN_METADATA) for c in section] != [c.metadata for c in original]:
+            line = original[0].line if original else "?"
+            problems.append(
+                f"{at}: the Markdown cells here are not those of the English (line {line}): "
+                f"{len(section)} where it has {len(original)}, or other markers"
+            )
+        mine = _math("\n".join(c.text for c in section))
+        theirs_math = _math("\n".join(c.text for c in original))
+        if mine != theirs_math:
+            problems.append(
+                f"{at}: the formulas differ from the English: the English has "
+                f"{sorted(set(theirs_math) - set(mine))}, the translation "
+                f"{sorted(set(mine) - set(theirs_math))}"
+            )
+    for cell, original in zip(ours, theirs, strict=False):
+        at = f"{where}, line {cell.line} (English line {original.line})"
         figures = _figure_texts(original.text)
         given = [key for key in FIGURE_METADATA if key in cell.metadata]
         if figures and len(given) < len(FIGURE_METADATA):
             problems.append(
                 f"{at}: this figure's caption and alt text are not translated: add "
-                f'caption="..." alt="..." to the cell marker'
+                'caption="..." alt="..." to the cell marker'
             )
         if given and not figures:
             problems.append(f"{at}: {given} on a cell that draws no figure")
@@ -215,21 +263,27 @@ def number_problems(page: Path, executed: Path) -> list[str]:
 
 def _figure_html(html_text: str, caption: str, alt: str) -> str:
     """The figure's HTML with its caption and alt text replaced (`AttentionFigure`)."""
-    replaced, alts = re.subn(r'alt="[^"]*"', f'alt="{html.escape(alt)}"', html_text)
+    replaced, alts = re.subn(
+        r'alt="[^"]*"', lambda _: f'alt="{html.escape(alt)}"', html_text, count=1
+    )
     replaced, captions = re.subn(
         r"<figcaption>.*?</figcaption>",
-        f"<figcaption>{html.escape(caption)}</figcaption>",
+        lambda _: f"<figcaption>{html.escape(caption)}</figcaption>",
         replaced,
+        count=1,
         flags=re.S,
     )
     if (alts, captions) != (1, 1):
-        raise BookError(f"expected one figure with alt text and a caption; got {html_text[:80]!r}")
+        raise BookError(f"expected a figure with alt text and a caption; got {html_text[:80]!r}")
     return replaced
 
 
 def compose(page: Path, executed: Path) -> nbformat.NotebookNode:
     """The translated notebook: the page's Markdown and figure texts, the English code and
     outputs from ``executed`` (the English chapter's executed notebook).
+
+    The page's Markdown cells go where they stand between the code cells. A figure whose
+    caption is not translated (the English changed since) keeps its English caption.
 
     Raises:
         BookError: If the page's code cells are not the English ones.
@@ -241,24 +295,37 @@ def compose(page: Path, executed: Path) -> nbformat.NotebookNode:
     translated = jupytext.reads(
         expectations.strip_expected(page.read_text(encoding="utf-8")), fmt="py:percent"
     )
-    if len(translated.cells) != len(nb.cells):
-        raise BookError(f"{shown(page)}: {len(translated.cells)} cells, {len(nb.cells)} executed")
-    for mine, cell in zip(translated.cells, nb.cells, strict=True):
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    marked = [cell for cell in translated.cells if cell.cell_type == "code"]
+    cells_out: list[nbformat.NotebookNode] = []
+    position = 0
+    for cell in translated.cells:
         if cell.cell_type == "markdown":
-            cell.source = mine.source
-        elif "caption" in mine.metadata:
-            for output in cell.get("outputs", []):
+            metadata = _own(cell.metadata, OWN_METADATA)
+            markdown = nbformat.v4.new_markdown_cell(cell.source, metadata=metadata)
+            markdown.id = f"translated-{len(cells_out)}"  # the same on every build
+            cells_out.append(markdown)
+            continue
+        english_cell, mine = code[position], marked[position]
+        position += 1
+        if "caption" in mine.metadata and "alt" in mine.metadata:
+            for output in english_cell.get("outputs", []):
                 data = output.get("data", {})
-                if "text/html" in data:
+                if "<figcaption>" in data.get("text/html", ""):
                     data["text/html"] = _figure_html(
                         data["text/html"], mine.metadata["caption"], mine.metadata["alt"]
                     )
+        cells_out.append(english_cell)
+    nb.cells = cells_out
     return nb
 
 
 def composed_path(page: Path, executed: Path) -> Path:
-    """Where the composed notebook of ``page`` is cached (by the page and the execution)."""
+    """Where the composed notebook of ``page`` is cached: by the page, the execution, and
+    what composes it (this module, jupytext, nbformat)."""
     digest = hashlib.sha256(page.read_bytes() + executed.read_bytes())
+    digest.update(Path(__file__).read_bytes())
+    digest.update(f"{jupytext.__version__} {nbformat.__version__}".encode())
     relative = page.resolve().relative_to(DOCS).with_suffix("")
     return (
         ROOT
@@ -316,25 +383,41 @@ def translated_pages(language: str) -> list[str]:
 
 
 def status(language: str) -> Status:
-    """Compare ``docs/<language>/`` with ``docs/en/``, page by page."""
+    """Compare ``docs/<language>/`` with ``docs/en/``, page by page.
+
+    A page whose code differs fails; so does a page translated from the current English
+    whose prose does not follow its shape (`prose_problems`). A stale page does not.
+    """
     result = Status(language)
     wanted, have = english_pages(), translated_pages(language)
     result.missing = [page for page in wanted if page not in have]
     result.extra = [page for page in have if page not in wanted]
     for page in (p for p in wanted if p in have):
         path = DOCS / language / page
-        if path.suffix == ".py":
-            try:
+        try:
+            stale = recorded_hash(path) != prose_hash(ENGLISH / page)
+            if path.suffix == ".py":
                 result.problems += code_problems(path)
-            except BookError as error:
-                result.problems.append(str(error))
-        stale = recorded_hash(path) != prose_hash(ENGLISH / page)
+                if not stale:
+                    result.problems += prose_problems(path)
+        except (BookError, ValueError) as error:  # a file that cannot be read as a chapter
+            result.problems.append(f"{shown(path)}: {error}")
+            continue
         (result.stale if stale else result.current).append(page)
     return result
 
 
 def stamp(page: Path) -> bool:
-    """Record the current English prose hash in a translated page; return whether it changed."""
+    """Record the current English prose hash in a translated page; return whether it changed.
+
+    Raises:
+        BookError: If ``page`` is not a page of a translation.
+    """
+    relative = page.resolve().relative_to(DOCS) if page.resolve().is_relative_to(DOCS) else None
+    if relative is None or relative.parts[0] not in languages() or not page.is_file():
+        raise BookError(
+            f"{page}: not a page of a translation (docs/<lang>/..., lang in {languages()})"
+        )
     digest = prose_hash(english_of(page))
     text = page.read_text(encoding="utf-8")
     if page.suffix == ".md":
@@ -351,8 +434,9 @@ def stamp(page: Path) -> bool:
             new = text[: front.end(1)] + f"english: {digest}\n" + text[front.end(1) :]
     else:
         lines = text.split("\n")
-        marker = re.sub(r'\s+english="[^"]*"', "", lines[0])
-        lines[0] = f'{marker} english="{digest}"'
+        first = next(i for i, line in enumerate(lines) if line.startswith("# %%"))
+        marker = re.sub(r'\s+english="[^"]*"', "", lines[first])
+        lines[first] = f'{marker} english="{digest}"'
         new = "\n".join(lines)
     if new != text:
         page.write_text(new, encoding="utf-8")
@@ -368,26 +452,27 @@ def sync_code(page: Path) -> bool:
         Whether the file changed.
 
     Raises:
-        BookError: If the cells are not the English cells (count or kinds differ): then the
-            translation needs a translator, not a copy.
+        BookError: If it has not as many code cells as the English: then the translation
+            needs a translator to add or remove cells, not a copy.
     """
     english = english_of(page)
     header, ours = expectations.split_cells(page.read_text(encoding="utf-8"))
     _, theirs = expectations.split_cells(english.read_text(encoding="utf-8"))
-    if [c.is_code for c in ours] != [c.is_code for c in theirs]:
+    code = [cell for cell in ours if cell.is_code]
+    english_code = [cell for cell in theirs if cell.is_code]
+    if len(code) != len(english_code):
         raise BookError(
-            f"{shown(page)}: its cells are not those of {shown(english)}; add or remove the "
-            "changed cells by hand, then run --sync-code again"
+            f"{shown(page)}: {len(code)} code cells, but {shown(english)} has "
+            f"{len(english_code)}; add or remove the changed cells by hand, then run "
+            "--sync-code again"
         )
-    for mine, original in zip(ours, theirs, strict=True):
-        if not mine.is_code:
-            continue
+    for mine, original in zip(code, english_code, strict=True):
         _, metadata = text_to_metadata(mine.marker.removeprefix("# %%").strip(), True)
-        own = "".join(
-            f' {key}="{_quoted(metadata[key])}"' for key in FIGURE_METADATA if key in metadata
-        )
-        figure = _figure_texts("\n".join(original.body))
-        mine.marker = original.marker + own if figure else original.marker
+        keep = [*OWN_METADATA]
+        if _figure_texts("\n".join(original.body)):
+            keep += FIGURE_METADATA
+        own = "".join(f' {key}="{_quoted(metadata[key])}"' for key in keep if key in metadata)
+        mine.marker = original.marker + own
         mine.body, mine.expected = list(original.body), copy.copy(original.expected)
     new = expectations.join_cells(header, ours)
     old = page.read_text(encoding="utf-8")
