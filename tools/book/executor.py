@@ -226,12 +226,19 @@ def execute(chapter: Path) -> tuple[Path, bool]:
     check_raises(nb, chapter)
     nbformat.validate(nb)
 
+    store(nb, target)
+    return target, True
+
+
+def store(nb: nbformat.NotebookNode, target: Path) -> None:
+    """Write ``nb`` to ``target`` (``<folder>/<key>/<name>.ipynb``), keeping no other key.
+
+    The write is atomic: an interrupted build leaves no broken notebook behind.
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(".partial")
     nbformat.write(nb, partial)
     partial.replace(target)
-    # Keep only the current execution of this chapter.
     for old in target.parent.parent.iterdir():
         if old != target.parent:
             shutil.rmtree(old)
-    return target, True

@@ -11,11 +11,13 @@ The root of ``site/`` gets three things of its own:
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -97,16 +99,42 @@ def write_root(site: Path = SITE) -> None:
 
 
 def build(languages: list[str] | None = None) -> list[Path]:
-    """Build English and every translation (or those given) in strict mode, then the root.
+    """Build English, then every translation (or those given), in strict mode; then the root.
+
+    English builds first: it executes the chapters that are stale. The translations only
+    read those executions, so they build side by side, each in its own process, and each
+    one's log is printed whole when it ends.
 
     Returns:
         The configs built.
+
+    Raises:
+        BookError: If a build fails (its log says why).
     """
     built = configs(languages)
     shutil.rmtree(SITE, ignore_errors=True)
-    for config in built:
-        command = [sys.executable, "-m", "mkdocs", "build", "--config-file", str(config)]
-        if subprocess.run(command, cwd=ROOT).returncode:
-            raise BookError(f"building {config.name} failed (see above)")
+    english, *others = built
+    if subprocess.run(_mkdocs(english), cwd=ROOT).returncode:
+        raise BookError(f"building {english.name} failed (see above)")
+    failed = []
+    with contextlib.ExitStack() as logs:
+        running = []
+        for config in others:
+            # Each log goes to a file, not a pipe: a pipe could fill up and stall its build.
+            log = logs.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8"))
+            process = subprocess.Popen(_mkdocs(config), cwd=ROOT, stdout=log, stderr=log)
+            running.append((config, process, log))
+        for config, process, log in running:
+            process.wait()
+            log.seek(0)
+            print(log.read(), end="", flush=True)
+            if process.returncode:
+                failed.append(config.name)
+    if failed:
+        raise BookError(f"building {', '.join(failed)} failed (see above)")
     write_root()
     return built
+
+
+def _mkdocs(config: Path) -> list[str]:
+    return [sys.executable, "-m", "mkdocs", "build", "--config-file", str(config)]

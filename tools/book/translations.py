@@ -35,7 +35,7 @@ import jupytext
 import nbformat
 from jupytext.cell_metadata import text_to_metadata
 
-from book import ROOT, BookError, expectations, shown
+from book import ROOT, BookError, executor, expectations, shown
 
 DOCS = ROOT / "docs"
 ENGLISH = DOCS / "en"
@@ -341,16 +341,7 @@ def write_composed(page: Path, executed: Path) -> Path:
     """Compose ``page`` (cached) and return the notebook's path."""
     target = composed_path(page, executed)
     if not target.exists():
-        nb = compose(page, executed)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_suffix(".partial")
-        nbformat.write(nb, partial)
-        partial.replace(target)
-        for old in target.parent.parent.iterdir():
-            if old != target.parent:
-                for file in old.iterdir():
-                    file.unlink()
-                old.rmdir()
+        executor.store(compose(page, executed), target)
     return target
 
 
