@@ -233,9 +233,8 @@ def _link_to_page(match: re.Match, page, files, config) -> str:
     return f'href="{file.url_relative_to(page.file)}{match[2] or ""}"'
 
 
-# A Markdown link, [text](target#anchor), and a cross-reference, [text][identifier].
+# A relative Markdown link, [text](target#anchor).
 _MARKDOWN_LINK = re.compile(r"\]\((?![a-z]+:|#|/)([^)\s#]+)(#[^)\s]*)?\)")
-_MARKDOWN_REFERENCE = re.compile(r"\[([^\[\]]+)\]\[(attention_mechanisms(?:\.\w+)+)\]")
 
 
 def on_page_markdown(markdown, page, config, files):
@@ -253,7 +252,7 @@ def on_page_markdown(markdown, page, config, files):
         url = _reference_url(page, match[2])
         return match[0] if url is None else f"[{match[1]}]({url})"
 
-    return _MARKDOWN_REFERENCE.sub(reference, _MARKDOWN_LINK.sub(link, markdown))
+    return _CROSS_REFERENCE.sub(reference, _MARKDOWN_LINK.sub(link, markdown))
 
 
 def _stale_notice(page, config) -> str:

@@ -40,8 +40,8 @@ from book import ROOT, BookError, executor, expectations, shown
 DOCS = ROOT / "docs"
 ENGLISH = DOCS / "en"
 UNTRANSLATED = ("reference",)  # folders of docs/en/ that every language links to in English
-OWN_METADATA = ("english",)  # marker metadata a translated Markdown cell may add
-FIGURE_METADATA = ("caption", "alt")  # and a translated figure cell
+OWN_METADATA = ("english",)  # marker metadata a translated page adds on its first cell
+FIGURE_METADATA = ("caption", "alt")  # and on a figure cell
 _FRONT_MATTER = re.compile(r"\A---\n(.*?\n)---\n", re.S)
 _STAMP = re.compile(r"^english:[ \t]*(\S+)[ \t]*$", re.M)
 
