@@ -79,10 +79,11 @@ def search(context, base_url, query: str, language: str = "en"):
         arg=waiting,
     )
     # Material searches on key events, as a reader types. Characters that a keyboard lacks
-    # (Chinese, typed with an input method) arrive without one: the End key stands in for the
-    # input method's commit key.
+    # (Chinese, typed with an input method) arrive without one: then the End key stands in
+    # for the input method's commit key.
     box.press_sequentially(query)
-    box.press("End")
+    if not query.isascii():
+        box.press("End")
     results = page.locator(".md-search-result__item > a")
     results.first.wait_for()
     return page, results

@@ -7,7 +7,7 @@ from browsing import RAW_TEX, search
 
 def test_search_for_softmax_lists_the_chapter_and_opens_it(context, base_url):
     page, results = search(context, base_url, "softmax")
-    hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
+    hrefs = results.evaluate_all("(links) => links.map((link) => link.getAttribute('href'))")
     chapter = next(i for i, href in enumerate(hrefs) if "02-simple-self-attention" in href)
     results.nth(chapter).click()
     page.wait_for_url("**/02-simple-self-attention/**")
@@ -17,7 +17,7 @@ def test_search_for_softmax_lists_the_chapter_and_opens_it(context, base_url):
 
 def test_search_finds_the_api_reference(context, base_url):
     _, results = search(context, base_url, "MultiHeadAttentionWrapper")
-    hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
+    hrefs = results.evaluate_all("(links) => links.map((link) => link.getAttribute('href'))")
     assert any("reference/multihead/" in href for href in hrefs)
 
 
