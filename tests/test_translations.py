@@ -79,6 +79,11 @@ def docs(tmp_path, monkeypatch):
     return root
 
 
+def chapter(docs):
+    """The English chapter of the fixture book and its Vietnamese translation."""
+    return docs / "en" / "chapter-3" / "chapter.py", docs / "vi" / "chapter-3" / "chapter.py"
+
+
 def edit(path, old: str, new: str) -> None:
     text = path.read_text(encoding="utf-8")
     assert old in text
@@ -93,10 +98,7 @@ def test_a_faithful_translation_has_no_problems(docs):
 
 
 def test_the_page_is_the_english_execution_with_the_translated_prose(docs):
-    english, page = (
-        docs / "en" / "chapter-3" / "chapter.py",
-        docs / "vi" / "chapter-3" / "chapter.py",
-    )
+    english, page = chapter(docs)
     executed, _ = executor.execute(english)
     nb = translations.compose(page, executed)
     original = nbformat.read(executed, as_version=4)
@@ -117,10 +119,7 @@ def test_the_page_is_the_english_execution_with_the_translated_prose(docs):
 
 
 def test_a_changed_english_code_cell_is_named_and_can_be_copied_over(docs):
-    english, page = (
-        docs / "en" / "chapter-3" / "chapter.py",
-        docs / "vi" / "chapter-3" / "chapter.py",
-    )
+    english, page = chapter(docs)
     edit(english, 'print(f"{0.5:.4f}")', 'print(f"{0.25:.4f}")')
     (problem,) = translations.code_problems(page)
     problem = problem.replace(f"{docs.parent}/", "")  # the tree is outside the repository
@@ -139,10 +138,7 @@ def test_a_changed_english_code_cell_is_named_and_can_be_copied_over(docs):
 
 
 def test_code_cells_added_in_english_need_a_translator(docs):
-    english, page = (
-        docs / "en" / "chapter-3" / "chapter.py",
-        docs / "vi" / "chapter-3" / "chapter.py",
-    )
+    english, page = chapter(docs)
     edit(english, "# %% [markdown]\n# The figure:", "# %%\nx = 1\n\n# %% [markdown]\n# The figure:")
     (problem,) = translations.code_problems(page)
     problem = problem.replace(f"{docs.parent}/", "")
@@ -156,10 +152,7 @@ def test_code_cells_added_in_english_need_a_translator(docs):
 
 def test_an_english_prose_change_makes_the_page_stale_not_broken(docs):
     """A new paragraph, a changed formula, a new caption: the page says it is behind."""
-    english, page = (
-        docs / "en" / "chapter-3" / "chapter.py",
-        docs / "vi" / "chapter-3" / "chapter.py",
-    )
+    english, page = chapter(docs)
     translations.stamp(page)
     assert translations.status("vi").problems == []
     edit(english, "# The figure:", "# The figure of $A = XW$:\n\n# %% [markdown]\n# More.")
@@ -192,10 +185,7 @@ def test_a_figure_needs_its_caption_and_alt_text_translated(docs):
 
 
 def test_a_caption_may_hold_a_backslash(docs):
-    english, page = (
-        docs / "en" / "chapter-3" / "chapter.py",
-        docs / "vi" / "chapter-3" / "chapter.py",
-    )
+    english, page = chapter(docs)
     edit(page, 'caption="Hình 1. Một hình vuông."', 'caption="Hình 1. Chia cho \\\\sqrt{d_k}."')
     nb = translations.compose(page, executor.execute(english)[0])
     assert (
@@ -205,10 +195,7 @@ def test_a_caption_may_hold_a_backslash(docs):
 
 
 def test_a_translated_section_keeps_the_english_math(docs):
-    english, page = (
-        docs / "en" / "chapter-3" / "chapter.py",
-        docs / "vi" / "chapter-3" / "chapter.py",
-    )
+    english, page = chapter(docs)
     edit(english, "# The figure:", "# The figure of $A =\n# XW$:")
     edit(page, "# Hình vẽ:", "# Hình vẽ của $A = XW$:")  # wrapped differently: the same math
     assert translations.prose_problems(page) == []
@@ -267,10 +254,7 @@ def test_missing_and_extra_pages_are_reported(docs):
 
 
 def test_translated_prose_may_quote_only_numbers_the_chapter_prints(docs):
-    english, page = (
-        docs / "en" / "chapter-3" / "chapter.py",
-        docs / "vi" / "chapter-3" / "chapter.py",
-    )
+    english, page = chapter(docs)
     executed, _ = executor.execute(english)
     assert translations.number_problems(page, executed) == []
     edit(page, "là 0.5000", "là 0.7500")

@@ -1,7 +1,8 @@
 """Fixtures for testing the built site in a real browser (Debian's Chromium via Playwright).
 
-The site in site/ is served on 127.0.0.1 under the path of its site_url, as GitHub Pages
-serves a project site, with the 404 page for unknown URLs. Build it first: nox -s docs.
+The site in site/ (every language, site/<lang>/) is served on 127.0.0.1 under the path
+that holds English's site_url (its .../en/), as GitHub Pages serves a project site, with the
+root's 404 page for unknown URLs. Build it first: nox -s docs.
 """
 
 from __future__ import annotations
