@@ -315,6 +315,44 @@ def test_nondeterministic_needs_a_reason(tmp_path):
     assert "marked nondeterministic without a reason" in error
 
 
+LANGUAGE_CELLS = """
+# %% [markdown]
+# # Reports
+#
+# In English: 0.125.
+# %% lang="en"
+print(f"{1 / 8:.3f}")
+# Out:
+# 0.125
+# %% tags=["wrap-output"] lang="vi"
+print(f"{1 / 4:.3f}")
+# Out:
+# 0.250
+"""
+
+
+def test_code_cells_of_one_language_are_checked_and_the_prose_quotes_englishs(tmp_path):
+    chapter = write_chapter(tmp_path, LANGUAGE_CELLS)
+    report = checker.check(chapter)
+    assert (report.errors, report.checked, report.prose) == ([], 2, 1)
+    text = chapter.read_text(encoding="utf-8")
+    (error,) = checker.check(chapter, text.replace("# 0.250", "# 0.251")).errors
+    assert "line 9: output differs" in error  # the Vietnamese cell is checked too
+    chapter.write_text(text.replace("English: 0.125", "English: 0.250"), encoding="utf-8")
+    (error,) = checker.check(chapter).errors  # printed, but on the Vietnamese page only
+    assert error.endswith("line 1: the prose quotes 0.250, which no output of the chapter prints")
+
+
+def test_a_lang_that_is_not_a_language_of_the_book_fails_the_check(tmp_path):
+    text = LANGUAGE_CELLS.replace('lang="vi"', 'lang="fr"').replace(
+        "[markdown]", '[markdown] lang="en"'
+    )
+    chapter = write_chapter(tmp_path, text)
+    markdown, code = checker.check(chapter).errors
+    assert markdown.startswith(f"{chapter}, line 1: lang='en' on a Markdown cell; only a code")
+    assert code.startswith(f"{chapter}, line 9: lang='fr' is not a language of the book (en, ")
+
+
 def test_docstring_examples_pass():
     report = checker.check_docstrings()
     assert report.errors == []

@@ -1,9 +1,17 @@
-"""attention-check on the learners' notebooks, on a correct one with renamed parameters, and
-on one notebook per check that breaks exactly that check."""
+"""attention-check on every notebook of tests/fixtures/check, run once as a teacher would:
+``attention-check --json tests/fixtures/check/``, each notebook in its own process.
+
+- ``forms/``: correct classes written every way the book's can be written; no check fails.
+- ``mistakes/``: one mistake learners really make each; that one check fails, naming it.
+- the learners' own notebooks (``*.ipynb`` beside them) and ``renamed.py``.
+"""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -11,73 +19,14 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from checking import failures, message
 
-from attention_mechanisms.check.checks import CHECKS, SITE, link
+from attention_mechanisms.check.checks import CHECKS
 from attention_mechanisms.check.cli import check_file, main
-from attention_mechanisms.check.report import as_text
+from attention_mechanisms.check.messages import LANGUAGES, link
+from attention_mechanisms.check.report import as_summary, as_text, exit_status
 
-FIXTURES = Path(__file__).parent / "fixtures" / "check"
-RENAMED = (FIXTURES / "renamed.py").read_text(encoding="utf-8")
-SCHEMA = {
-    "type": "object",
-    "required": ["file", "cells", "components"],
-    "additionalProperties": False,
-    "properties": {
-        "file": {"type": "string"},
-        "unfinished": {"type": "string"},
-        "cells": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["cell", "status"],
-                "additionalProperties": False,
-                "properties": {
-                    "cell": {"type": "integer"},
-                    "status": {"enum": ["ok", "error", "timeout", "skipped"]},
-                    "error": {"type": "string"},
-                },
-            },
-        },
-        "components": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["name", "role", "checks"],
-                "properties": {
-                    "name": {"type": "string"},
-                    "role": {
-                        "enum": [
-                            "SelfAttention_v1",
-                            "SelfAttention_v2",
-                            "CausalAttention",
-                            "MultiHeadAttentionWrapper",
-                            "MultiHeadAttention",
-                            "attention_function",
-                            "softmax",
-                            "context",
-                            "scores",
-                            None,
-                        ]
-                    },
-                    "reason": {"type": "string"},
-                    "checks": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "required": ["check", "status", "message"],
-                            "additionalProperties": False,
-                            "properties": {
-                                "check": {"enum": list(CHECKS)},
-                                "status": {"enum": ["pass", "fail", "skip"]},
-                                "message": {"type": "string"},
-                            },
-                        },
-                    },
-                },
-            },
-        },
-    },
-}
+RENAMED = (Path(__file__).parent / "fixtures" / "check" / "renamed.py").read_text(encoding="utf-8")
 
 
 def checked(path: Path, **limits) -> dict:
@@ -86,20 +35,164 @@ def checked(path: Path, **limits) -> dict:
     return report
 
 
-def failures(report: dict) -> dict[str, set[str]]:
-    """Component name -> the checks it fails."""
-    return {
-        c["name"]: {k["check"] for k in c["checks"] if k["status"] == "fail"}
-        for c in report["components"]
-    }
+def in_class(name: str, old: str, new: str) -> str:
+    """The renamed notebook with ``old`` replaced in class ``name`` only."""
+    cells = RENAMED.split("# %%\n")
+    (index,) = [i for i, cell in enumerate(cells) if f"class {name}(" in cell]
+    cells[index] = cells[index].replace(old, new)
+    return "# %%\n".join(cells)
 
 
-def message(report: dict, component: str, check: str) -> str:
-    (entry,) = [c for c in report["components"] if c["name"] == component]
-    return next(k["message"] for k in entry["checks"] if k["check"] == check)
+FIXTURES = Path(__file__).parent / "fixtures" / "check"
+ENGLISH = {**os.environ, "LANGUAGE": "en"}
+FORMS = sorted(p.name for p in (FIXTURES / "forms").iterdir())
+ROLES = [
+    "SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper",
+    "MultiHeadAttention", "attention_function", "softmax", "context", "scores", None,
+]  # fmt: skip
+CHECK = {
+    "type": "object",
+    "required": ["check", "status", "message"],
+    "additionalProperties": False,
+    "properties": {
+        "check": {"enum": list(CHECKS)},
+        "status": {"enum": ["pass", "fail", "skip"]},
+        "message": {"type": "string", "minLength": 1},
+    },
+}
+COMPONENT = {
+    "type": "object",
+    "required": ["name", "role", "checks"],
+    "properties": {
+        "name": {"type": "string"},
+        "role": {"enum": ROLES},
+        "reason": {"type": "string"},
+        "checks": {"type": "array", "items": CHECK},
+    },
+}
+CELL = {
+    "type": "object",
+    "required": ["cell", "status"],
+    "additionalProperties": False,
+    "properties": {
+        "cell": {"type": "integer"},
+        "status": {"enum": ["ok", "error", "timeout", "skipped", "memory"]},
+        "error": {"type": "string"},
+    },
+}
+SCHEMA = {
+    "type": "object",
+    "required": ["file", "cells", "components"],
+    "additionalProperties": False,
+    "properties": {
+        "file": {"type": "string"},
+        "unfinished": {"type": "string"},
+        "cells": {"type": "array", "items": CELL},
+        "components": {"type": "array", "items": COMPONENT},
+    },
+}
 
 
-# --------------------------------------------------------------------------- the seeds
+@pytest.fixture(scope="module")
+def reports() -> dict[str, dict]:
+    """Every fixture's report, from one run of the command over the folder."""
+    command = [sys.executable, "-m", "attention_mechanisms.check", "--json", str(FIXTURES)]
+    result = subprocess.run(command, capture_output=True, text=True, env=ENGLISH)
+    assert result.returncode == 1, result.stderr  # the mistakes fail
+    out = json.loads(result.stdout)
+    for report in out:
+        jsonschema.validate(report, SCHEMA)
+    return {Path(report["file"]).relative_to(FIXTURES).as_posix(): report for report in out}
+
+
+@pytest.mark.parametrize("name", FORMS)
+def test_every_correct_form_passes(reports, name):
+    report = reports[f"forms/{name}"]
+    assert all(cell["status"] == "ok" for cell in report["cells"])
+    assert report["components"], name
+    for component in report["components"]:
+        statuses = {k["check"]: k["status"] for k in component["checks"]}
+        assert "fail" not in statuses.values(), (name, component)
+        assert statuses["matches_book"] == "pass", (name, component)
+
+
+# mistake file -> (component, the one check that fails, what its message must say, topic)
+MISTAKES = {
+    "sdpa_hide_mask_as_attn_mask.py": (
+        "MultiHeadAttention", "causal",
+        "given to scaled_dot_product_attention as attn_mask, where True means attend", "sdpa_mask",
+    ),
+    "heads_cat_without_dim.ipynb": (
+        "MultiHeadAttentionWrapper", "shape", "joined along the batch dimension; torch.cat needs "
+        "dim=-1", "cat_dim",
+    ),
+    "view_without_contiguous.py": (
+        "MultiHeadAttention", "runs", "works with the book's shapes; with a head size of 2 "
+        "(d_out=4, num_heads=2): view after transpose needs .contiguous()", "contiguous",
+    ),
+    "heads_view_without_transpose.py": (
+        "MultiHeadAttention", "heads", "split with view(b, num_heads, num_tokens, head_dim)",
+        "heads_transpose",
+    ),
+    "scale_after_softmax.py": (
+        "CausalAttention", "scale", "divided by the square root of d_k after the softmax",
+        "scale_after_softmax",
+    ),
+    "dropout_before_softmax.py": (
+        "CausalAttention", "dropout", "dropout acts on the scores", "dropout_before_softmax",
+    ),
+    "dropout_scaled_by_inverse_p.py": (
+        "CausalAttention", "dropout", "scaled by 1/p, not by 1/(1-p)", "dropout_scale",
+    ),
+    "d_out_per_head_in_multihead.py": (
+        "MultiHeadAttention", "shape", "in MultiHeadAttention d_out is the total", "d_out_meaning",
+    ),
+    "d_out_total_in_wrapper.py": (
+        "MultiHeadAttentionWrapper", "shape", "in the wrapper d_out is the size of each head",
+        "d_out_meaning",
+    ),
+    "mask_not_sliced.py": (
+        "CausalAttention", "runs", "works with the book's shapes; with 4 tokens and "
+        "context_length=6: the mask is not cut to the number of tokens: use "
+        "self.mask[:num_tokens, :num_tokens]", "mask_not_sliced",
+    ),
+    "weights_transposed.py": (
+        "SelfAttention_v1", "runs", "a weight stored as (d_out, d_in) is multiplied as x @ W",
+        "weight_layout",
+    ),
+    "keep_mask_used_as_hide_mask.py": (
+        "CausalAttention", "causal", "the mask marks what to keep (tril) but masked_fill hides "
+        "where it is True", "diagonal",
+    ),
+    "unscaled_scores.py": (
+        "MultiHeadAttention", "scale", "with a head size of 2 (d_out=4, num_heads=2): "
+        "MultiHeadAttention: the scores are not scaled", "scale",
+    ),
+    "heads_in_plain_list.py": (
+        "MultiHeadAttentionWrapper", "matches_book", "its heads are in a plain list, self.heads",
+        "heads",
+    ),
+    "softmax_over_queries.py": (
+        "SelfAttention_v2", "softmax_dim", "the softmax normalises over the queries", "softmax_dim",
+    ),
+}  # fmt: skip
+
+
+def test_every_mistake_has_a_case():
+    assert set(MISTAKES) == {p.name for p in (FIXTURES / "mistakes").iterdir()}
+
+
+@pytest.mark.parametrize("name", MISTAKES)
+def test_each_mistake_fails_its_one_check_and_names_the_cause(reports, name):
+    component, check, fragment, topic = MISTAKES[name]
+    report = reports[f"mistakes/{name}"]
+    assert {c: f for c, f in failures(report).items() if f} == {component: {check}}
+    text = message(report, component, check)
+    assert fragment in text, text
+    assert text.endswith(f"(see {link(topic, 'en')})")
+
+
+# --------------------------------------------------------------------------- the learners
 
 
 @pytest.mark.parametrize(
@@ -112,17 +205,19 @@ def message(report: dict, component: str, check: str) -> str:
         ),
         ("vi-simplified-self-attention.ipynb", ["softmax"]),
         ("vi-self-attention-v1-v2.ipynb", ["SelfAttention_v1", "SelfAttention_v2"]),
+        ("renamed.py", ["SelfAttention_v1", "SelfAttention_v2", "CausalAttention",
+                        "MultiHeadAttentionWrapper", "MultiHeadAttention", "softmax"]),
     ],
 )  # fmt: skip
-def test_the_learners_correct_notebooks_pass(fixture, roles):
-    report = checked(FIXTURES / fixture)
+def test_the_correct_notebooks_pass(reports, fixture, roles):
+    report = reports[fixture]
     assert [c["role"] for c in report["components"]] == roles
     assert all(not failed for failed in failures(report).values())
     assert all(cell["status"] == "ok" for cell in report["cells"])
 
 
-def test_the_vi_multihead_notebook_names_its_trailing_comma():
-    report = checked(FIXTURES / "vi-multihead-attention.ipynb")
+def test_the_vi_multihead_notebook_names_its_trailing_comma(reports):
+    report = reports["vi-multihead-attention.ipynb"]
     assert failures(report) == {
         "CausalAttention": set(),
         "MultiHeadAttentionWrapper": set(),
@@ -133,141 +228,61 @@ def test_the_vi_multihead_notebook_names_its_trailing_comma():
         "self.dim_out is the tuple (2,): the trailing comma in 'self.dim_out = dim_out,' "
         "(cell 5, line 5), so it raised TypeError: view(): argument 'size'"
     )
-    assert text.endswith(f"(see {link('trailing_comma')})")
+    assert text.endswith(f"(see {link('trailing_comma', 'en')})")
 
 
-def test_the_zh_notebook_names_shape_call_and_reports_its_mask_convention():
-    report = checked(FIXTURES / "zh-multihead-attention-buggy.ipynb")
+def test_the_zh_notebook_names_shape_call(reports):
+    report = reports["zh-multihead-attention-buggy.ipynb"]
     assert failures(report) == {"_attention": {"runs"}, "MultiHeadAttention": {"runs"}}
     assert [c["role"] for c in report["components"]] == ["attention_function", "MultiHeadAttention"]
     for component in ("_attention", "MultiHeadAttention"):
-        assert message(report, component, "runs") == (
-            "torch.Size is not callable: shape(-1) should be shape[-1] "
-            f"(cell 4, line 8: 'd_k = query.shape(-1)') (see {link('shape_call')})"
-        )
-        convention = message(report, component, "causal")
-        assert (
-            "mask keeps the lower triangle (a keep mask), so masked_fill must hide where it is 0"
-            in convention
-        )
+        text = message(report, component, "runs")
+        assert text.startswith("torch.Size is not callable: shape(-1) should be shape[-1]")
+        assert "(cell 4, line 8: 'd_k = query.shape(-1)')" in text
     assert report["cells"][5] == {
         "cell": 6, "status": "error",
         "error": "TypeError: 'torch.Size' object is not callable (cell 4, line 8)",
     }  # fmt: skip
 
 
-# --------------------------------------------------------------------------- one check each
+def test_the_zh_notebook_once_fixed_passes_and_needs_no_mask_buffer(tmp_path):
+    source = (FIXTURES / "zh-multihead-attention-buggy.ipynb").read_text(encoding="utf-8")
+    fixed = tmp_path / "fixed.ipynb"
+    fixed.write_text(source.replace("query.shape(-1)", "query.shape[-1]"), encoding="utf-8")
+    assert main(["--json", str(fixed)]) == 0
 
 
-def test_the_renamed_but_correct_notebook_passes_everything():
-    report = checked(FIXTURES / "renamed.py")
-    assert [c["role"] for c in report["components"]] == [
-        "SelfAttention_v1", "SelfAttention_v2", "CausalAttention",
-        "MultiHeadAttentionWrapper", "MultiHeadAttention", "softmax",
-    ]  # fmt: skip
-    statuses = {k["status"] for c in report["components"] for k in c["checks"]}
-    assert statuses == {"pass", "skip"}
-    skipped = [
-        (c["name"], k["check"], k["message"])
-        for c in report["components"]
-        for k in c["checks"]
-        if k["status"] == "skip" and not k["message"].startswith("does not apply")
-    ]
-    assert skipped == []
+# --------------------------------------------------------------------------- the summary
 
 
-def in_class(name: str, old: str, new: str, count: int = 1) -> str:
-    """The renamed notebook with ``old`` replaced in class ``name`` only."""
-    cells = RENAMED.split("# %%\n")
-    (index,) = [i for i, cell in enumerate(cells) if f"class {name}(" in cell]
-    assert cells[index].count(old) == count, (name, old)
-    cells[index] = cells[index].replace(old, new)
-    return "# %%\n".join(cells)
-
-
-BROKEN = {
-    "constructs": in_class(
-        "SelfAttention_v2",
-        "def __init__(self, embedding_dim, output_dim, bias=False):",
-        "def __init__(self, embedding_dim, output_dim, vocabulary, bias=False):",
-    ),
-    "runs": in_class("SelfAttention_v2", "keys = self.key(x)", "keys = self.key(x, x)"),
-    "shape": in_class("SelfAttention_v2", "return attn_weights @ values", "return attn_weights"),
-    "matches_book": in_class(
-        "SelfAttention_v2", "return attn_weights @ values", "return attn_weights @ values + 1"
-    ),
-    "scale": in_class("SelfAttention_v2", "attn_scores / keys.shape[-1] ** 0.5", "attn_scores"),
-    "softmax_dim": in_class("SelfAttention_v2", "dim=-1)", "dim=0)"),
-    "causal": in_class(
-        "CausalAttention",
-        "attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)"
-        "\n        ",
-        "",
-    ),
-    "diagonal": in_class("CausalAttention", "diagonal=1", "diagonal=0"),
-    "mask_buffer": in_class(
-        "CausalAttention",
-        'self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size), diagonal=1))',
-        "self.mask = torch.triu(torch.ones(block_size, block_size), diagonal=1)",
-    ),
-    "dropout": in_class(
-        "CausalAttention",
-        "attn_weights = self.dropout(attn_weights)\n        return attn_weights @ values",
-        "return self.dropout(attn_weights @ values)",
-    ),
-    "heads": in_class(
-        "MultiHeadAttention",
-        ".view(b, num_tokens, self.head_count, self.head_dim).transpose(1, 2)",
-        ".view(b, num_tokens, self.head_dim, self.head_count).permute(0, 3, 1, 2)",
-        count=3,
-    ).replace(
-        "(attn_weights @ values).transpose(1, 2)", "(attn_weights @ values).permute(0, 2, 3, 1)"
-    ),
-    "out_proj": in_class(
-        "MultiHeadAttention", "return self.out_proj(context_vec)", "return context_vec"
-    ),
-}
-
-
-def test_every_check_has_a_notebook_that_breaks_it():
-    assert set(BROKEN) == set(CHECKS)
-
-
-@pytest.mark.parametrize("check", CHECKS)
-def test_a_notebook_that_breaks_one_check_fails_that_check_alone(tmp_path, check):
-    path = tmp_path / f"broken_{check}.py"
-    path.write_text(BROKEN[check], encoding="utf-8")
-    report = checked(path)
-    failed = set().union(*failures(report).values())
-    assert failed == {check}
-    for component in report["components"]:
-        for result in component["checks"]:
-            if result["status"] == "fail":
-                assert "(see https://" in result["message"] or check in (
-                    "shape",
-                    "constructs",
-                    "runs",
-                )
-
-
-def test_the_messages_name_the_cause(tmp_path):
-    cases = {
-        "scale": "the scores are not scaled: divide them by keys.shape[-1] ** 0.5",
-        "softmax_dim": "the softmax normalises over the queries (dim=-2 or 0): use dim=-1",
-        "causal": "later tokens are not hidden",
-        "diagonal": "the mask hides each token from itself too: triu needs diagonal=1",
-        "mask_buffer": "CausalAttention: self.mask is a plain attribute; register it",
-        "out_proj": "the output projection is never applied",
-        "heads": "each head takes every num_heads-th column",
+def test_the_summary_has_one_row_per_notebook(reports):
+    notebooks = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".py", ".ipynb"))
+    assert len(reports) == len(notebooks)
+    rows = list(csv.DictReader(io.StringIO(as_summary(list(reports.values()), "csv"))))
+    assert [row["file"] for row in rows] == [str(path) for path in notebooks]
+    by_file = {Path(row["file"]).relative_to(FIXTURES).as_posix(): row for row in rows}
+    assert by_file["mistakes/mask_not_sliced.py"] == {
+        "file": str(FIXTURES / "mistakes" / "mask_not_sliced.py"),
+        "components": "CausalAttention",
+        "failed": "CausalAttention.runs",
+        "cells": "",
     }
-    for check, expected in cases.items():
-        path = tmp_path / f"broken_{check}.py"
-        path.write_text(BROKEN[check], encoding="utf-8")
-        report = checked(path)
-        texts = [
-            k["message"] for c in report["components"] for k in c["checks"] if k["status"] == "fail"
-        ]
-        assert any(expected in text for text in texts), (check, texts)
+    assert by_file["zh-multihead-attention-buggy.ipynb"]["cells"] == "6"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_markdown_summary_in_each_language(reports, language):
+    table = as_summary(list(reports.values()), "md", language).splitlines()
+    assert table[1] == "|---|---|---|---|"
+    assert len(table) == 2 + len(reports)
+    assert {row.count(" | ") for row in table[:1] + table[2:]} == {3}  # four columns a row
+
+
+def test_summary_alone_from_the_command(capsys):
+    assert main(["--summary", "md", str(FIXTURES / "renamed.py")]) == 0
+    out = capsys.readouterr()
+    assert out.out.splitlines()[2].startswith(f"| {FIXTURES / 'renamed.py'} | SelfAttention_v1, ")
+    assert re.fullmatch(r"1 notebooks in \d+\.\d s: 1 without failures, 0 with failures\n", out.err)
 
 
 # --------------------------------------------------------------------------- hard cases
@@ -302,106 +317,24 @@ def test_a_notebook_without_attention_code(tmp_path, capsys):
 # --------------------------------------------------------------------------- the command
 
 
-def test_exit_status_and_json(tmp_path, capsys):
-    assert main(["--json", str(FIXTURES / "renamed.py")]) == 0
-    jsonschema.validate(json.loads(capsys.readouterr().out), SCHEMA)
-    assert main([str(FIXTURES / "zh-multihead-attention-buggy.ipynb")]) == 1
-    capsys.readouterr()
+def test_exit_status(reports, tmp_path, capsys):
+    assert exit_status([reports["renamed.py"], reports["forms/causal_einsum.py"]]) == 0
+    assert exit_status([reports["renamed.py"], reports["zh-multihead-attention-buggy.ipynb"]]) == 1
     unreadable = tmp_path / "notes.txt"
     unreadable.write_text("hello")
     assert main([str(unreadable)]) == 2
     assert "expected a .ipynb notebook or a .py file; got notes.txt" in capsys.readouterr().err
+    assert main([str(tmp_path / "missing.ipynb")]) == 2
 
 
-def test_the_human_report_without_colour(capsys):
-    main([str(FIXTURES / "vi-multihead-attention.ipynb")])
-    out = capsys.readouterr().out
-    assert "\033[" not in out  # not a terminal: no colour codes
+def test_the_human_report_without_colour(reports):
+    report = reports["vi-multihead-attention.ipynb"]
+    out = as_text(report, report["cells"])
+    assert "\033[" not in out
     assert re.search(r"^  FAIL  runs +self\.dim_out is the tuple \(2,\)", out, re.M)
     assert re.search(r"^  pass  matches_book +equal to the book's CausalAttention", out, re.M)
-
-
-def test_the_module_runs_as_a_command():
-    result = subprocess.run(
-        [sys.executable, "-m", "attention_mechanisms.check", str(FIXTURES / "renamed.py")],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    assert "MultiHeadAttention" in result.stdout
-
-
-def test_the_links_point_at_the_site_that_mkdocs_builds():
-    site_url = re.search(
-        r"^site_url:\s*(\S+)", (Path(__file__).parents[1] / "mkdocs.yml").read_text(), re.M
-    )
-    assert site_url.group(1) == SITE
-
-
-def test_an_attention_function_may_take_either_mask_convention(tmp_path):
-    path = tmp_path / "functions.py"
-    path.write_text(
-        "# %%\nimport torch\n\n\n"
-        "def attention(query, key, value, mask=None):\n"
-        "    scores = query @ key.transpose(-2, -1) / query.shape[-1] ** 0.5\n"
-        "    if mask is not None:\n"
-        "        scores = scores.masked_fill(mask == 0, float('-inf'))\n"
-        "    return torch.softmax(scores, dim=-1) @ value\n\n\n"
-        "def attend(q, k, v, hide=None):\n"
-        "    scores = q @ k.mT / k.shape[-1] ** 0.5\n"
-        "    if hide is not None:\n"
-        "        scores = scores.masked_fill(hide, -torch.inf)\n"
-        "    return torch.softmax(scores, dim=-1) @ v\n\n\n"
-        "mask = torch.tril(torch.ones(6, 6))\n",
-        encoding="utf-8",
-    )
-    report = checked(path)
-    assert failures(report) == {"attention": set(), "attend": set()}
-    assert message(report, "attention", "causal").startswith("mask keeps the lower triangle")
-    assert message(report, "attend", "causal") == "a hide mask hides the future"
-
-
-UNSCALED_MHA = in_class("MultiHeadAttention", "attn_scores / keys.shape[-1] ** 0.5", "attn_scores")
-FINITE_FILL = in_class("CausalAttention", "diagonal=1", "diagonal=0").replace(
-    "-torch.inf)\n        attn_weights = torch.softmax",
-    "-1e9)\n        attn_weights = torch.softmax",
-    1,
-)
-NO_OUT_PROJ = in_class(
-    "MultiHeadAttention", "        self.out_proj = nn.Linear(dim_out, dim_out)\n", ""
-).replace("return self.out_proj(context_vec)", "return context_vec")
-ONE_HEAD_REPEATED = in_class(
-    "MultiHeadAttentionWrapper",
-    "[\n                CausalAttention(dim_in, dim_out, block_size, drop_rate, qkv_bias)\n"
-    "                for _ in range(head_count)\n            ]",
-    "[CausalAttention(dim_in, dim_out, block_size, drop_rate, qkv_bias)] * head_count",
-)
-OPTIONAL_ARGUMENTS = in_class(
-    "CausalAttention", "def forward(self, x):", "def forward(self, x, mask=None, weights=False):"
-)
-EXITS = in_class(
-    "SelfAttention_v2", "super().__init__()", "super().__init__()\n        raise SystemExit"
-)
-PLOTTING = RENAMED + "\n\n# %%\ndef plot_attention_scores(scores):\n    pass\n"
-MORE_MISTAKES = {
-    # An MHA head of one column hides the scaling: the comparison runs at d_out = 4.
-    "unscaled MultiHeadAttention": (UNSCALED_MHA, {"scale"}),
-    "diagonal hidden, finite fill": (FINITE_FILL, {"diagonal"}),
-    "no output projection at all": (NO_OUT_PROJ, {"out_proj"}),
-    "one head repeated": (ONE_HEAD_REPEATED, {"heads"}),
-    "optional forward arguments": (OPTIONAL_ARGUMENTS, set()),
-    "sys.exit in a constructor": (EXITS, {"constructs"}),
-    "a plotting helper": (PLOTTING, set()),
-}
-
-
-@pytest.mark.parametrize("case", MORE_MISTAKES)
-def test_more_mistakes_are_named_by_the_right_check(tmp_path, case):
-    source, expected = MORE_MISTAKES[case]
-    path = tmp_path / "learner.py"
-    path.write_text(source, encoding="utf-8")
-    report = checked(path)
-    assert set().union(*failures(report).values()) == expected
-    assert "plot_attention_scores" not in [c["name"] for c in report["components"]]
+    assert re.search(r"^  cell 6: error: TypeError: view\(\)", out, re.M)
+    assert "does not apply" not in out
 
 
 def test_a_forward_that_never_ends_fails_runs_within_the_limit(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -11,7 +12,7 @@ import nbformat
 import pytest
 from mkdocs.exceptions import PluginError
 
-from book import ROOT, BookError, executor, mkdocs_hooks, translations
+from book import ROOT, BookError, checker, cli, executor, mkdocs_hooks, translations
 
 ENGLISH_CHAPTER = """
 # %% [markdown]
@@ -262,6 +263,110 @@ def test_translated_prose_may_quote_only_numbers_the_chapter_prints(docs):
     assert problem.endswith(
         "line 1: the prose quotes 0.7500, which no output of the chapter prints"
     )
+
+
+# --------------------------------------------------------------------------- one language's cells
+
+LANGUAGE_CELLS = """
+# %% lang="en"
+print("Each weight: 0.2500")
+# Out:
+# Each weight: 0.2500
+
+# %% tags=["wrap-output"] lang="vi"
+print("Mỗi trọng số: 0.7500")
+# Out:
+# Mỗi trọng số: 0.7500
+
+# %% [markdown]
+# {end}
+"""
+
+
+def add_language_cells(docs) -> None:
+    """One code cell for English and one for Vietnamese, in both chapters, then prose."""
+    english, page = chapter(docs)
+    for path, end in ((english, "The end."), (page, "Hết.")):
+        text = path.read_text(encoding="utf-8") + LANGUAGE_CELLS.format(end=end)
+        path.write_text(text, encoding="utf-8")
+
+
+def code_sources(nb) -> list[str]:
+    return [cell.source for cell in nb.cells if cell.cell_type == "code"]
+
+
+def test_the_english_page_leaves_out_the_code_cells_of_other_languages(docs):
+    add_language_cells(docs)
+    english, _ = chapter(docs)
+    files = [SimpleNamespace(src_uri="chapter-3/chapter.py", abs_src_path="")]
+    mkdocs_hooks.on_files(files, config=hook_config(docs, "en"))
+    executed, ran = executor.execute(english)
+    assert not ran  # one execution, of every cell
+    marked = [c.metadata.get("lang") for c in nbformat.read(executed, as_version=4).cells]
+    assert marked == [None, None, None, None, "en", "vi", None]
+    assert files[0].abs_src_path == str(translations.composed_path(english, executed))
+    nb = nbformat.read(files[0].abs_src_path, as_version=4)
+    sources = code_sources(nb)
+    assert len(sources) == 3 and sources[2] == 'print("Each weight: 0.2500")'
+    assert sources[:2] == code_sources(nbformat.read(executed, as_version=4))[:2]
+    assert [c.source for c in nb.cells if c.cell_type == "markdown"][-1] == "The end."
+    assert nb.cells[-2].outputs[0]["text"] == "Each weight: 0.2500\n"
+    nbformat.validate(nb)
+
+
+def test_a_chapter_without_cells_of_one_language_renders_its_execution(docs):
+    english, _ = chapter(docs)
+    files = [SimpleNamespace(src_uri="chapter-3/chapter.py", abs_src_path="")]
+    mkdocs_hooks.on_files(files, config=hook_config(docs, "en"))
+    assert files[0].abs_src_path == str(executor.execute(english)[0])
+    assert not (docs.parent / ".cache" / "translations").exists()  # no copy made
+
+
+def test_a_translated_page_shows_its_own_code_cells_and_the_shared_ones(docs):
+    add_language_cells(docs)
+    english, page = chapter(docs)
+    assert translations.code_problems(page) == []  # the page holds every English code cell
+    nb = translations.compose(page, executor.execute(english)[0])
+    kinds = ["markdown", "code", "markdown", "code", "code", "markdown"]
+    assert [c.cell_type for c in nb.cells] == kinds
+    assert code_sources(nb)[2] == 'print("Mỗi trọng số: 0.7500")'
+    assert nb.cells[4].outputs[0]["text"] == "Mỗi trọng số: 0.7500\n"
+    assert (nb.cells[2].source, nb.cells[5].source) == ("Hình vẽ:", "Hết.")
+    files = [SimpleNamespace(src_uri="chapter-3/chapter.py", abs_src_path="")]
+    mkdocs_hooks.on_files(files, config=hook_config(docs, "vi"))
+    assert code_sources(nbformat.read(files[0].abs_src_path, as_version=4)) == code_sources(nb)
+
+
+def test_translated_prose_may_quote_only_numbers_its_page_prints(docs):
+    add_language_cells(docs)
+    english, page = chapter(docs)
+    executed, _ = executor.execute(english)
+    edit(page, "# Hết.", "# Hết: 0.7500.")
+    assert translations.number_problems(page, executed) == []
+    edit(page, "# Hết: 0.7500.", "# Hết: 0.2500.")  # printed by the English cell only
+    (problem,) = translations.number_problems(page, executed)
+    assert "the prose quotes 0.2500, which no output of the chapter prints" in problem
+
+
+def test_a_lang_that_is_not_a_language_of_the_book_fails_naming_file_line_and_value(
+    docs, monkeypatch, capsys
+):
+    add_language_cells(docs)
+    english, page = chapter(docs)
+    for path in (english, page):
+        edit(path, '# %% lang="en"', '# %% lang="fr"')
+    message = (
+        r"docs/en/chapter-3/chapter\.py, line 20: lang='fr' is not a language of the book "
+        r"\(en, vi\)"
+    )
+    files = [SimpleNamespace(src_uri="chapter-3/chapter.py", abs_src_path="")]
+    with pytest.raises(PluginError, match=message):
+        mkdocs_hooks.on_files(files, config=hook_config(docs, "en"))
+    with pytest.raises(PluginError, match=message):
+        mkdocs_hooks.on_files(files, config=hook_config(docs, "vi"))
+    monkeypatch.setattr(cli, "check_docstrings", lambda: checker.Report("docstrings"))
+    assert cli.main(["check", str(english)]) == 1
+    assert re.search(message, capsys.readouterr().err)
 
 
 # --------------------------------------------------------------------------- the hook

@@ -13,6 +13,7 @@ execute. One module per job:
   `book.typeset` (every formula typeset at build time);
 - `book.translations` holds every translation (``docs/<lang>/``) to the English: the same
   pages, the English code cells, outputs from the English execution, staleness recorded;
+  `book.lang` picks the code cells each language's page shows (``# %% lang="vi"``);
 - `book.site` builds every language into ``site/<lang>/``, and the root;
 - `book.cli` is the command line:
   ``python -m book execute | check [--update] | path | site | translations``.

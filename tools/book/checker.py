@@ -2,8 +2,10 @@
 
 Each code cell states what it prints in an ``# Out:`` block (see `book.expectations`).
 Checking executes the chapter if it is stale (`book.executor`), then compares each output
-with its block, and each number quoted in the prose with the outputs. The package's
-docstring examples are run the same way. ``--update`` rewrites the blocks from execution.
+with its block, and each number quoted in the prose with the outputs that the English page
+shows (a code cell marked ``lang="vi"`` is checked, but shown on that page only, `book.lang`;
+a ``lang`` that is not a language of the book is an error). The package's docstring examples
+are run the same way. ``--update`` rewrites the blocks from execution.
 
 Messages name a cell by the line of its ``# %%`` marker in the chapter file.
 """
@@ -18,7 +20,7 @@ from pathlib import Path
 
 import nbformat
 
-from book import BookError, expectations, shown
+from book import BookError, expectations, lang, shown, translations
 from book.executor import cell_lines, execute
 
 
@@ -57,6 +59,7 @@ def check(chapter: Path, source_text: str | None = None) -> Report:
     path, _ = execute(chapter)
     nb = nbformat.read(path, as_version=4)
     report = Report(shown(chapter))
+    report.errors += lang.problems(chapter, translations.languages())
     outputs = []
     if source_text is None:
         source_text = chapter.read_text(encoding="utf-8")
@@ -76,7 +79,8 @@ def check(chapter: Path, source_text: str | None = None) -> Report:
             else:
                 report.nondeterministic.append(f"{where}: {reason}")
             continue
-        outputs.append(actual)
+        if lang.shows(cell.metadata, lang.ENGLISH):  # the outputs the English prose may quote
+            outputs.append(actual)
         if source.expected is None:
             if actual:
                 report.errors.append(

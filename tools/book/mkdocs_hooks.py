@@ -3,7 +3,8 @@
 - Before the pages are read: execute the chapters that are stale (`book.executor`), report
   every output that differs from its source as a warning (so a strict build fails), and
   point each chapter page at its executed notebook, which mkdocs-jupyter renders and offers
-  for download.
+  for download; for a chapter with code cells of one language (``lang="vi"``, `book.lang`),
+  at a copy without the other languages' cells (`book.translations.write_composed`).
 - On each page: notebook pages become plain Material markup (`book.notebook_html`), every
   formula in the content and the table of contents is typeset (`book.typeset`), links
   between source files point at the built pages, and ``[title][identifier]``
@@ -17,7 +18,7 @@ The same hook builds every language (``mkdocs.<lang>.yml``; the language is the 
 
 - every English page must have its translated page, and a chapter's code must be the
   English code, or the build fails; a chapter page is composed from the English chapter's
-  execution, so nothing is executed twice;
+  execution, so nothing is executed twice, and shows the code cells of no other language;
 - links to the API reference, and cross-references to it, point at the English site;
 - a page whose English prose changed since it was translated says so, in its language;
 - the language switcher (``extra.alternate``, see ``partials/alternate.html``) leads to
@@ -113,8 +114,12 @@ def on_files(files, config):
         # The page shows exactly these outputs, so they must be the ones the source states.
         for problem in check(chapter).errors:
             log.warning(problem)
-        # mkdocs-jupyter renders, and offers for download, whatever this path points at.
-        file.abs_src_path = str(path)
+        # mkdocs-jupyter renders, and offers for download, whatever this path points at:
+        # the executed notebook, or a copy without the code cells of other languages.
+        try:
+            file.abs_src_path = str(translations.write_composed(chapter, path))
+        except BookError as error:
+            raise PluginError(str(error)) from None
     return files
 
 

@@ -15,6 +15,9 @@ A translation is a folder ``docs/<lang>/`` with one page for every English page 
 - **Outputs are the English outputs.** The page is `compose`'d from the English chapter's
   single execution: the translated Markdown, the English code cells with their outputs,
   the figures' captions and alt text replaced. No translated chapter is executed.
+- **A code cell may belong to one language** (``# %% lang="vi"``, `book.lang`): every
+  chapter holds it, and only that language's page shows it, with its outputs. An English
+  chapter that has such cells is `compose`'d too, from its execution without the others.
 - **Staleness is recorded.** Each page records `prose_hash` of the English prose it was
   translated from: ``english="<hash>"`` on the first cell's marker of a chapter, or
   ``english: <hash>`` in a Markdown page's front matter (``--stamp`` writes it). When the
@@ -35,7 +38,7 @@ import jupytext
 import nbformat
 from jupytext.cell_metadata import text_to_metadata
 
-from book import ROOT, BookError, executor, expectations, shown
+from book import ROOT, BookError, executor, expectations, lang, shown
 
 DOCS = ROOT / "docs"
 ENGLISH = DOCS / "en"
@@ -64,6 +67,11 @@ def english_of(page: Path) -> Path:
     """The English original of a translated page, ``docs/vi/x.py`` -> ``docs/en/x.py``."""
     relative = page.resolve().relative_to(DOCS)
     return ENGLISH.joinpath(*relative.parts[1:])
+
+
+def language_of(page: Path) -> str:
+    """The language of a page of the book, ``docs/vi/x.py`` -> ``"vi"``."""
+    return page.resolve().relative_to(DOCS).parts[0]
 
 
 # --------------------------------------------------------------------------- cells
@@ -242,12 +250,14 @@ def prose_problems(page: Path) -> list[str]:
 
 
 def number_problems(page: Path, executed: Path) -> list[str]:
-    """Numbers that the translated prose quotes and that no output of the chapter prints.
+    """Numbers that the translated prose quotes and that no output the page shows prints
+    (a code cell of another language is not shown, `book.lang`).
 
     The English chapter's prose is held to the same rule by `book.checker`.
     """
     nb = nbformat.read(executed, as_version=4)
-    outputs = [expectations.output_text(cell) for cell in nb.cells if cell.cell_type == "code"]
+    on_page = lang.shown_cells(nb.cells, language_of(page))
+    outputs = [expectations.output_text(cell) for cell in on_page if cell.cell_type == "code"]
     return [
         f"{shown(page)}, line {cell.line}: the prose quotes {number}, which no output of the "
         "chapter prints"
@@ -282,16 +292,25 @@ def compose(page: Path, executed: Path) -> nbformat.NotebookNode:
     """The translated notebook: the page's Markdown and figure texts, the English code and
     outputs from ``executed`` (the English chapter's executed notebook).
 
-    The page's Markdown cells go where they stand between the code cells. A figure whose
-    caption is not translated (the English changed since) keeps its English caption.
+    The page's Markdown cells go where they stand between the code cells; the code cells of
+    another language are left out (`book.lang`). A figure whose caption is not translated
+    (the English changed since) keeps its English caption. An English page is ``executed``
+    without the other languages' code cells.
 
     Raises:
-        BookError: If the page's code cells are not the English ones.
+        BookError: If the page's code cells are not the English ones, or a ``lang`` is not
+            a language of the book.
     """
-    problems = code_problems(page)
+    language = language_of(page)
+    problems = lang.problems(english_of(page), languages())
+    if language != lang.ENGLISH:
+        problems += code_problems(page)
     if problems:
         raise BookError("\n".join(problems))
     nb = nbformat.read(executed, as_version=4)
+    if language == lang.ENGLISH:
+        nb.cells = lang.shown_cells(nb.cells, language)
+        return nb
     translated = jupytext.reads(
         expectations.strip_expected(page.read_text(encoding="utf-8")), fmt="py:percent"
     )
@@ -308,6 +327,8 @@ def compose(page: Path, executed: Path) -> nbformat.NotebookNode:
             continue
         english_cell, mine = code[position], marked[position]
         position += 1
+        if not lang.shows(english_cell.metadata, language):
+            continue
         if "caption" in mine.metadata and "alt" in mine.metadata:
             for output in english_cell.get("outputs", []):
                 data = output.get("data", {})
@@ -322,9 +343,9 @@ def compose(page: Path, executed: Path) -> nbformat.NotebookNode:
 
 def composed_path(page: Path, executed: Path) -> Path:
     """Where the composed notebook of ``page`` is cached: by the page, the execution, and
-    what composes it (this module, jupytext, nbformat)."""
+    what composes it (this module, `book.lang`, jupytext, nbformat)."""
     digest = hashlib.sha256(page.read_bytes() + executed.read_bytes())
-    digest.update(Path(__file__).read_bytes())
+    digest.update(Path(__file__).read_bytes() + Path(lang.__file__).read_bytes())
     digest.update(f"{jupytext.__version__} {nbformat.__version__}".encode())
     relative = page.resolve().relative_to(DOCS).with_suffix("")
     return (
@@ -338,7 +359,12 @@ def composed_path(page: Path, executed: Path) -> Path:
 
 
 def write_composed(page: Path, executed: Path) -> Path:
-    """Compose ``page`` (cached) and return the notebook's path."""
+    """Compose ``page`` (cached) and return the notebook's path.
+
+    An English page whose code cells all belong to every language is ``executed`` itself.
+    """
+    if language_of(page) == lang.ENGLISH and not lang.marked(page):
+        return executed
     target = composed_path(page, executed)
     if not target.exists():
         executor.store(compose(page, executed), target)

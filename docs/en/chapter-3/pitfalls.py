@@ -8,8 +8,14 @@
 # %%
 import torch
 from torch import nn
+from torch.nn.functional import scaled_dot_product_attention
 
-from attention_mechanisms import CausalAttention, softmax_stable
+from attention_mechanisms import (
+    CausalAttention,
+    MultiHeadAttention,
+    MultiHeadAttentionWrapper,
+    softmax_stable,
+)
 
 inputs = torch.tensor(
     [
@@ -42,6 +48,105 @@ context.transpose(1, 2).view(2, 6, 12)
 print(context.transpose(1, 2).contiguous().view(2, 6, 12).shape)
 # Out:
 # torch.Size([2, 6, 12])
+
+# %% [markdown]
+# ## Splitting the heads without transpose
+#
+# Splitting the heads has a trap of its own. `.view(b, num_heads, num_tokens, head_dim)`
+# runs and gives the shape that `.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)`
+# gives, but not the same numbers. Here one sequence has 3 tokens of 4 features, to be split
+# into 2 heads of 2; `torch.arange` numbers the features so that token $t$ holds
+# $4t, \dots, 4t + 3$:
+
+# %%
+b, num_tokens, num_heads, head_dim = 1, 3, 2, 2
+queries = torch.arange(12).view(b, num_tokens, num_heads * head_dim)
+split = queries.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)  # correct
+mixed = queries.view(b, num_heads, num_tokens, head_dim)  # the bug
+print("correct, head 0:\n", split[0, 0])
+print("the bug, head 0:\n", mixed[0, 0])
+print("same shape:", split.shape == mixed.shape, "- same values:", torch.equal(split, mixed))
+# Out:
+# correct, head 0:
+#  tensor([[0, 1],
+#         [4, 5],
+#         [8, 9]])
+# the bug, head 0:
+#  tensor([[0, 1],
+#         [2, 3],
+#         [4, 5]])
+# same shape: True - same values: False
+
+# %% [markdown]
+# `view` never moves a number; it reads the same memory with new sizes. The memory holds the
+# features token by token: all of token 0, then all of token 1. Viewing it as
+# `(b, num_tokens, num_heads, head_dim)` cuts each token's features into `num_heads` pieces,
+# which is what splitting into heads means, and `transpose(1, 2)` then brings the head
+# dimension forward, so that head 0 holds the first two features of every token. Viewing it as
+# `(b, num_heads, num_tokens, head_dim)` cuts the memory into consecutive runs of
+# `head_dim` numbers instead: the rows of the bug's "head 0" are both halves of token 0
+# and the first half of token 1. Its rows are no longer tokens, so the attention scores
+# compare pieces of different tokens, and the causal mask hides the wrong pieces.
+#
+# **Fix:** split the last dimension, then transpose:
+# `.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)`, as the book does.
+#
+# ## torch.cat without dim=-1
+#
+# `MultiHeadAttentionWrapper` joins its heads with `torch.cat(..., dim=-1)`. Without
+# `dim=-1`, `torch.cat` joins along dimension 0, the batch. Each head returns
+# `(b, num_tokens, d_out)` = `(2, 6, 2)`, so two heads become a batch of four sequences
+# with two features each:
+
+# %%
+torch.manual_seed(123)
+heads = [CausalAttention(3, 2, context_length=6, dropout=0.0) for _ in range(2)]
+print(torch.cat([head(batch) for head in heads]).shape)  # the bug
+# Out:
+# torch.Size([4, 6, 2])
+
+# %% [markdown]
+# Nothing fails at this line; the first layer that expects `2 * d_out = 4` features fails
+# later, far from the cause.
+#
+# **Fix:** `torch.cat([head(x) for head in self.heads], dim=-1)`, which puts the heads side
+# by side along the features:
+
+# %%
+print(torch.cat([head(batch) for head in heads], dim=-1).shape)
+# Out:
+# torch.Size([2, 6, 4])
+
+# %% [markdown]
+# ## d_out: per head or for all heads
+#
+# The two multi-head classes read `d_out` differently. In `MultiHeadAttentionWrapper` it is
+# the size of **each** head, and the heads are concatenated, so the output has
+# `num_heads * d_out` features. In `MultiHeadAttention` it is the size of the **whole**
+# output, split into heads of `head_dim = d_out // num_heads`. The same arguments therefore
+# give different widths:
+
+# %%
+wrapper = MultiHeadAttentionWrapper(3, 2, context_length=6, dropout=0.0, num_heads=2)
+mha = MultiHeadAttention(3, 2, context_length=6, dropout=0.0, num_heads=2)
+print("MultiHeadAttentionWrapper:", wrapper(batch).shape)
+print("MultiHeadAttention:       ", mha(batch).shape, "head_dim:", mha.head_dim)
+# Out:
+# MultiHeadAttentionWrapper: torch.Size([2, 6, 4])
+# MultiHeadAttention:        torch.Size([2, 6, 2]) head_dim: 1
+
+# %% [markdown]
+# **Fix:** to get `k` output features from `h` heads, pass `d_out = k / h` to
+# `MultiHeadAttentionWrapper` and `d_out = k` to `MultiHeadAttention`. For the wrapper's
+# width of 4 above, `MultiHeadAttention` needs `d_out=4`; then both have two heads of two
+# features each. ([Exercise 3.2](exercises.py) goes the other way: `d_out=1` gives the
+# wrapper a width of 2.)
+
+# %%
+mha = MultiHeadAttention(3, 4, context_length=6, dropout=0.0, num_heads=2)
+print("MultiHeadAttention:       ", mha(batch).shape, "head_dim:", mha.head_dim)
+# Out:
+# MultiHeadAttention:        torch.Size([2, 6, 4]) head_dim: 2
 
 # %% [markdown]
 # ## Calling x.shape(-1)
@@ -120,9 +225,46 @@ print("wrong (future only, last row NaN):\n", wrong)
 # attends only to the future, and the last token has nothing left at all: a row of
 # `-inf` becomes NaN after softmax. A quick test catches it: the first row of causal
 # weights must be $[1, 0, 0, \dots]$, and changing later tokens must not change earlier
-# outputs. (PyTorch's own `scaled_dot_product_attention` takes a boolean **keep** mask,
-# while `torch.nn.MultiheadAttention` takes a boolean **hide** mask; the package's
-# functional form names its argument `hide_mask` so that it cannot be misread.)
+# outputs. (PyTorch's own `scaled_dot_product_attention` takes a boolean **keep** mask, so
+# the same mix-up happens there the other way round, as the next entry shows, while
+# `torch.nn.MultiheadAttention` takes a boolean **hide** mask; the package's functional form
+# names its argument `hide_mask` so that it cannot be misread.)
+#
+# ## The book's mask in scaled_dot_product_attention
+#
+# `torch.nn.functional.scaled_dot_product_attention` reads a boolean `attn_mask` as
+# "True = may attend". Pass it the book's hide mask and the result is the wrong weights of
+# the previous entry. With the identity matrix as keys and values and `scale=1.0`, the
+# function returns its attention weights themselves, so they can be compared with the
+# previous entry's `right` and `wrong`:
+
+# %%
+eye = torch.eye(4)
+weights = scaled_dot_product_attention(scores, eye, eye, attn_mask=hide, scale=1.0)  # the bug
+print(weights)
+print("first three rows equal `wrong`:", torch.allclose(weights[:3], wrong[:3]))
+# Out:
+# tensor([[0.0000, 0.1813, 0.4468, 0.3719],
+#         [0.0000, 0.0000, 0.8581, 0.1419],
+#         [0.0000, 0.0000, 0.0000, 1.0000],
+#         [0.0000, 0.0000, 0.0000, 0.0000]])
+# first three rows equal `wrong`: True
+
+# %% [markdown]
+# Every token attends only to the tokens after it, and the last token has no key left at
+# all. Where the softmax of the previous entry gave that row NaN, this function returns a
+# row of zeros, so the last token's output is a zero vector and nothing signals the mistake.
+#
+# **Fix:** invert the mask, `attn_mask=~hide`, or drop the mask and pass `is_causal=True`:
+
+# %%
+fixed_mask = scaled_dot_product_attention(scores, eye, eye, attn_mask=~hide, scale=1.0)
+fixed_causal = scaled_dot_product_attention(scores, eye, eye, is_causal=True, scale=1.0)
+print("attn_mask=~hide equals `right`:", torch.allclose(fixed_mask, right))
+print("is_causal=True equals `right`: ", torch.allclose(fixed_causal, right))
+# Out:
+# attn_mask=~hide equals `right`: True
+# is_causal=True equals `right`:  True
 
 # %% [markdown]
 # ## A mask kept as a plain attribute
@@ -184,6 +326,117 @@ print("stable:", softmax_stable(scores))
 # %% [markdown]
 # **Fix:** use `torch.softmax`, which subtracts the maximum first.
 #
+# ## Scaling after the softmax
+#
+# The scores are divided by $\sqrt{d_k}$ **before** the softmax. Dividing the weights after
+# it, `torch.softmax(attn_scores, dim=-1) / d_k**0.5`, runs without complaint, but the rows
+# no longer sum to 1. Here with the book's seeded weights from section 3.4:
+
+# %%
+torch.manual_seed(123)
+W_query = torch.rand(3, 2)
+W_key = torch.rand(3, 2)
+keys = inputs @ W_key
+attn_scores = (inputs @ W_query) @ keys.T
+d_k = keys.shape[-1]
+weights_right = torch.softmax(attn_scores / d_k**0.5, dim=-1)
+weights_wrong = torch.softmax(attn_scores, dim=-1) / d_k**0.5  # the bug
+print("right, 'journey':", weights_right[1])
+print("wrong, 'journey':", weights_wrong[1])
+print("wrong * sqrt(d_k):", weights_wrong[1] * d_k**0.5)
+print("row sums, right:", weights_right.sum(dim=-1))
+print("row sums, wrong:", weights_wrong.sum(dim=-1))
+# Out:
+# right, 'journey': tensor([0.1500, 0.2264, 0.2199, 0.1311, 0.0906, 0.1820])
+# wrong, 'journey': tensor([0.0991, 0.1773, 0.1701, 0.0818, 0.0486, 0.1302])
+# wrong * sqrt(d_k): tensor([0.1401, 0.2507, 0.2406, 0.1157, 0.0687, 0.1842])
+# row sums, right: tensor([1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000])
+# row sums, wrong: tensor([0.7071, 0.7071, 0.7071, 0.7071, 0.7071, 0.7071])
+
+# %% [markdown]
+# Every row sums to $1 / \sqrt{2} \approx 0.7071$, so each context vector is a shrunken
+# weighted sum instead of a weighted average. And the scaling no longer does its job: it is
+# there to keep the scores small before the softmax, because large scores push the softmax
+# towards a single 1, where its gradients are tiny (see
+# [section 3.4](03-trainable-self-attention.py)). Dividing afterwards cannot undo that:
+# multiplied back by $\sqrt{2}$, the wrong row is the softmax of the unscaled scores, which
+# is sharper than the right one: its largest weight is 0.2507 instead of 0.2264.
+#
+# **Fix:** `torch.softmax(attn_scores / d_k**0.5, dim=-1)`, as the book writes it.
+#
+# ## Dropout before the softmax
+#
+# Dropout belongs on the attention **weights**, after the softmax. Applied to the scores
+# before it, a dropped score becomes 0, and a score of 0 is not hidden: the softmax gives it
+# the weight $e^0 / \sum_j e^{s_j}$, like any other score. Only $-\infty$ hides a position.
+# Here the book's scores for "journey" meet a dropout pattern with $p = 0.5$, once before and
+# once after the softmax. (`nn.Dropout` draws its own pattern; drawing it from a seeded
+# generator keeps the numbers on this page the same on every platform.)
+
+# %%
+attn_scores_2 = inputs @ inputs[1]  # the book's scores for "journey"
+p = 0.5
+keep = torch.rand(6, generator=torch.Generator().manual_seed(123)) >= p
+print("kept:             ", keep.int())
+print("scores dropped:   ", attn_scores_2 * keep / (1 - p))
+before = torch.softmax(attn_scores_2 * keep / (1 - p), dim=-1)  # the bug
+after = torch.softmax(attn_scores_2, dim=-1) * keep / (1 - p)  # the book's order
+print("dropout before:   ", before, f"sum: {before.sum():.4f}")
+print("dropout after:    ", after, f"sum: {after.sum():.4f}")
+# Out:
+# kept:              tensor([0, 1, 0, 1, 0, 1], dtype=torch.int32)
+# scores dropped:    tensor([0.0000, 2.9900, 0.0000, 1.6868, 0.0000, 2.1730])
+# dropout before:    tensor([0.0270, 0.5364, 0.0270, 0.1457, 0.0270, 0.2370]) sum: 1.0000
+# dropout after:     tensor([0.0000, 0.4758, 0.0000, 0.2480, 0.0000, 0.3162]) sum: 1.0400
+
+# %% [markdown]
+# Before the softmax, every dropped token still gets a weight, and the weights still sum to
+# 1, so dropout no longer removes connections; it only shifts weight towards the doubled
+# survivors. After the softmax, the dropped weights are exactly 0 and the survivors are
+# doubled, so the sum is 1 only on average, as [section 3.5.2](04-causal-attention.py)
+# explains.
+#
+# **Fix:** `attn_weights = self.dropout(torch.softmax(...))`, after the softmax.
+#
+# ## Dividing the dropout survivors by p
+#
+# Dropout multiplies the values that survive by $1 / (1 - p)$, so that on average every value
+# keeps its size. A hand-written dropout that divides by $p$ instead looks right with the
+# book's $p = 0.5$, where $1 / p$ and $1 / (1 - p)$ are both 2. With $p = 0.25$ it is not:
+# each value survives with probability 0.75 and is then multiplied by 4, so on average it
+# grows threefold. The mean of a million dropped copies of a row shows it:
+
+
+# %%
+def dropout_by_hand(x, p, generator):
+    keep = torch.rand(x.shape, generator=generator) >= p
+    return x * keep / p  # the bug: should be / (1 - p)
+
+
+row = torch.tensor([0.2, 0.3, 0.5])
+copies = row.expand(1_000_000, 3)
+generator = torch.Generator().manual_seed(123)
+print("divided by p:    ", dropout_by_hand(copies, 0.25, generator).mean(dim=0).round(decimals=2))
+torch.manual_seed(123)
+print("nn.Dropout(0.25):", nn.Dropout(0.25)(copies).mean(dim=0).round(decimals=2))
+# Out:
+# divided by p:     tensor([0.6000, 0.9000, 1.5000])
+# nn.Dropout(0.25): tensor([0.2000, 0.3000, 0.5000])
+
+# %% [markdown]
+# `nn.Dropout` keeps the expectation: its mean is the row itself. (With a million copies, the
+# random error of each mean is below a thousandth, far smaller than the two decimals
+# printed.)
+#
+# **Fix:** `x * keep / (1 - p)`, or use `nn.Dropout(p)`. With the same pattern as above:
+
+# %%
+keep = torch.rand(copies.shape, generator=torch.Generator().manual_seed(123)) >= 0.25
+print("divided by 1 - p:", (copies * keep / (1 - 0.25)).mean(dim=0).round(decimals=2))
+# Out:
+# divided by 1 - p: tensor([0.2000, 0.3000, 0.5000])
+
+# %% [markdown]
 # ## More tokens than context_length
 #
 # The mask is sized for `context_length` tokens. The book's class slices it with
@@ -215,3 +468,38 @@ BookCausalScores(3, 2, context_length=6)(seven_tokens)
 
 # %% tags=["raises-exception"] raises="ValueError: x has 7 tokens, more than context_length=6"
 CausalAttention(3, 2, context_length=6, dropout=0.0)(seven_tokens)
+
+# %% [markdown]
+# ## Fewer tokens than context_length
+#
+# Fewer tokens are allowed, and the slice `[:num_tokens, :num_tokens]` is what makes them
+# work. Leave it out and the whole `(context_length, context_length)` mask is applied to the
+# scores. With exactly `context_length` tokens the sizes agree, so the class passes a test on
+# the book's six tokens; any shorter input, such as a short prompt when a model generates
+# text, fails. The message is the previous entry's with the sizes the other way round: there
+# the input was too long for the mask, here the mask is too big for the input, and the
+# scores (tensor a) are smaller than the mask (tensor b).
+
+
+# %% tags=["raises-exception"] raises="RuntimeError: The size of tensor a (4) must match the size of tensor b (6)"
+class UncutMask(BookCausalScores):
+    def forward(self, x):
+        scores = self.W_query(x) @ self.W_key(x).transpose(1, 2)
+        scores.masked_fill_(self.mask.bool(), -torch.inf)  # the bug: no [:num_tokens, :num_tokens]
+        return scores
+
+
+uncut = UncutMask(3, 2, context_length=6)
+print("6 tokens:", uncut(batch).shape)
+uncut(batch[:, :4])  # 4 tokens
+# Out:
+# 6 tokens: torch.Size([2, 6, 6])
+
+# %% [markdown]
+# **Fix:** cut the mask to the input, `self.mask.bool()[:num_tokens, :num_tokens]`, with
+# `num_tokens = x.shape[1]`, as the book's class above does:
+
+# %%
+print("4 tokens:", BookCausalScores(3, 2, context_length=6)(batch[:, :4]).shape)
+# Out:
+# 4 tokens: torch.Size([2, 4, 4])

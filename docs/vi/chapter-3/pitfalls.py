@@ -1,4 +1,4 @@
-# %% [markdown] english="d81d7367d166"
+# %% [markdown] english="87a3e569bc77"
 # # Lỗi thường gặp
 #
 # Những lỗi mà người đọc thực sự mắc phải khi gõ lại code của chương 3, mỗi lỗi kèm theo thông
@@ -8,8 +8,14 @@
 # %%
 import torch
 from torch import nn
+from torch.nn.functional import scaled_dot_product_attention
 
-from attention_mechanisms import CausalAttention, softmax_stable
+from attention_mechanisms import (
+    CausalAttention,
+    MultiHeadAttention,
+    MultiHeadAttentionWrapper,
+    softmax_stable,
+)
 
 inputs = torch.tensor(
     [
@@ -42,6 +48,104 @@ context.transpose(1, 2).view(2, 6, 12)
 print(context.transpose(1, 2).contiguous().view(2, 6, 12).shape)
 # Out:
 # torch.Size([2, 6, 12])
+
+# %% [markdown]
+# ## Tách các head mà không có transpose
+#
+# Bước tách các head cũng có cái bẫy riêng. `.view(b, num_heads, num_tokens, head_dim)` vẫn
+# chạy và cho đúng shape mà `.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)` cho,
+# nhưng các con số thì khác. Ở đây có một chuỗi gồm 3 token, mỗi token có 4 đặc trưng (feature),
+# cần tách thành 2 head, mỗi head 2 đặc trưng; `torch.arange` đánh số các đặc trưng sao cho token
+# $t$ chứa $4t, \dots, 4t + 3$:
+
+# %%
+b, num_tokens, num_heads, head_dim = 1, 3, 2, 2
+queries = torch.arange(12).view(b, num_tokens, num_heads * head_dim)
+split = queries.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)  # correct
+mixed = queries.view(b, num_heads, num_tokens, head_dim)  # the bug
+print("correct, head 0:\n", split[0, 0])
+print("the bug, head 0:\n", mixed[0, 0])
+print("same shape:", split.shape == mixed.shape, "- same values:", torch.equal(split, mixed))
+# Out:
+# correct, head 0:
+#  tensor([[0, 1],
+#         [4, 5],
+#         [8, 9]])
+# the bug, head 0:
+#  tensor([[0, 1],
+#         [2, 3],
+#         [4, 5]])
+# same shape: True - same values: False
+
+# %% [markdown]
+# `view` không bao giờ di chuyển con số nào; nó chỉ đọc lại cùng vùng bộ nhớ với các kích thước
+# mới. Bộ nhớ chứa các đặc trưng lần lượt theo từng token: hết token 0 rồi đến token 1. Xem nó
+# dưới dạng `(b, num_tokens, num_heads, head_dim)` là cắt các đặc trưng của mỗi token thành
+# `num_heads` phần, đúng với ý nghĩa của việc tách head; sau đó `transpose(1, 2)` đưa chiều head
+# lên trước, để head 0 giữ hai đặc trưng đầu của mọi token. Còn xem nó dưới dạng
+# `(b, num_heads, num_tokens, head_dim)` thì lại cắt bộ nhớ thành các đoạn liên tiếp, mỗi đoạn
+# `head_dim` số: các hàng của "head 0" trong bản lỗi là hai nửa của token 0 và nửa đầu của
+# token 1. Các hàng không còn ứng với các token nữa, nên điểm chú ý (attention scores) so sánh
+# những mảnh của các token khác nhau, và causal mask (mặt nạ nhân quả) che nhầm mảnh.
+#
+# **Cách sửa:** tách chiều cuối cùng trước, rồi mới chuyển vị:
+# `.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)`, như sách làm.
+#
+# ## torch.cat không có dim=-1
+#
+# `MultiHeadAttentionWrapper` ghép các head bằng `torch.cat(..., dim=-1)`. Thiếu `dim=-1`,
+# `torch.cat` ghép theo chiều 0, tức là chiều batch. Mỗi head trả về `(b, num_tokens, d_out)` =
+# `(2, 6, 2)`, nên hai head thành một batch (lô) gồm bốn chuỗi, mỗi chuỗi có hai đặc trưng:
+
+# %%
+torch.manual_seed(123)
+heads = [CausalAttention(3, 2, context_length=6, dropout=0.0) for _ in range(2)]
+print(torch.cat([head(batch) for head in heads]).shape)  # the bug
+# Out:
+# torch.Size([4, 6, 2])
+
+# %% [markdown]
+# Dòng này không báo lỗi gì; phải đến tầng đầu tiên cần `2 * d_out = 4` đặc trưng thì mới có lỗi,
+# ở một chỗ cách xa nguyên nhân.
+#
+# **Cách sửa:** `torch.cat([head(x) for head in self.heads], dim=-1)`, đặt các head cạnh nhau
+# theo chiều đặc trưng:
+
+# %%
+print(torch.cat([head(batch) for head in heads], dim=-1).shape)
+# Out:
+# torch.Size([2, 6, 4])
+
+# %% [markdown]
+# ## d_out: của mỗi head hay của tất cả các head
+#
+# Hai lớp multi-head attention (attention nhiều đầu) hiểu `d_out` theo hai cách khác nhau. Trong
+# `MultiHeadAttentionWrapper`, đó là kích thước của **mỗi** head, và các head được nối lại với
+# nhau, nên đầu ra có `num_heads * d_out` đặc trưng. Trong `MultiHeadAttention`, đó là kích thước
+# của **toàn bộ** đầu ra, được chia thành các head có kích thước `head_dim = d_out // num_heads`.
+# Vì vậy, cùng một bộ đối số lại cho ra đầu ra có độ rộng khác nhau:
+
+# %%
+wrapper = MultiHeadAttentionWrapper(3, 2, context_length=6, dropout=0.0, num_heads=2)
+mha = MultiHeadAttention(3, 2, context_length=6, dropout=0.0, num_heads=2)
+print("MultiHeadAttentionWrapper:", wrapper(batch).shape)
+print("MultiHeadAttention:       ", mha(batch).shape, "head_dim:", mha.head_dim)
+# Out:
+# MultiHeadAttentionWrapper: torch.Size([2, 6, 4])
+# MultiHeadAttention:        torch.Size([2, 6, 2]) head_dim: 1
+
+# %% [markdown]
+# **Cách sửa:** để có `k` đặc trưng đầu ra từ `h` head, truyền `d_out = k / h` cho
+# `MultiHeadAttentionWrapper` và `d_out = k` cho `MultiHeadAttention`. Muốn có độ rộng 4 như
+# wrapper (lớp bọc) ở trên, `MultiHeadAttention` cần `d_out=4`; khi đó cả hai đều có hai head,
+# mỗi head hai đặc trưng. ([Bài tập 3.2](exercises.py) đi theo chiều ngược lại: `d_out=1` cho
+# wrapper độ rộng 2.)
+
+# %%
+mha = MultiHeadAttention(3, 4, context_length=6, dropout=0.0, num_heads=2)
+print("MultiHeadAttention:       ", mha(batch).shape, "head_dim:", mha.head_dim)
+# Out:
+# MultiHeadAttention:        torch.Size([2, 6, 4]) head_dim: 2
 
 # %% [markdown]
 # ## Gọi x.shape(-1)
@@ -91,7 +195,7 @@ Tiny(2)(torch.randn(2, 6, 2))
 #
 # ## tril hay triu: mask đánh dấu những vị trí nào?
 #
-# Hai quy ước về mask (mặt nạ) gặp nhau trong chương này. Buffer (bộ đệm) của sách đánh dấu các
+# Trong chương này có hai quy ước về mask. Buffer (bộ đệm) của sách đánh dấu các
 # vị trí cần **che** (`torch.triu(..., diagonal=1)`, các số 1 nằm phía trên đường chéo). Một ma
 # trận `torch.tril(...)` đánh dấu các vị trí cần **giữ**. Dùng mask giữ ở chỗ lẽ ra phải là mask
 # che thì chẳng có gì báo lỗi: mô hình chỉ đơn giản là chú ý đến tương lai và bỏ qua quá khứ.
@@ -123,8 +227,45 @@ print("wrong (future only, last row NaN):\n", wrong)
 # softmax. Một phép kiểm tra nhanh sẽ phát hiện ra lỗi này: hàng đầu tiên của các trọng số nhân
 # quả phải là $[1, 0, 0, \dots]$, và việc thay đổi các token phía sau không được làm thay đổi các
 # đầu ra phía trước. (Hàm `scaled_dot_product_attention` của chính PyTorch nhận một mask **giữ**
-# kiểu boolean, trong khi `torch.nn.MultiheadAttention` nhận một mask **che** kiểu boolean; dạng
-# hàm (functional) của gói (package) đặt tên đối số là `hide_mask` để không thể bị hiểu nhầm.)
+# kiểu boolean, nên ở đó cũng dễ nhầm, theo chiều ngược lại, như mục tiếp theo cho thấy; còn
+# `torch.nn.MultiheadAttention` thì nhận một mask **che** kiểu boolean. Dạng hàm (functional) của
+# gói (package) đặt tên đối số là `hide_mask` để không thể bị hiểu nhầm.)
+#
+# ## Đưa mask của sách vào scaled_dot_product_attention
+#
+# `torch.nn.functional.scaled_dot_product_attention` hiểu một `attn_mask` kiểu boolean theo quy
+# ước "True = được chú ý đến". Truyền cho nó mask che của sách thì sẽ nhận được đúng các trọng số
+# sai ở mục trước. Khi dùng ma trận đơn vị làm key (khóa) và value (giá trị), cùng với
+# `scale=1.0`, hàm trả về chính các trọng số chú ý (attention weights) của nó, nên có thể so sánh
+# chúng với `right` và `wrong` của mục trước:
+
+# %%
+eye = torch.eye(4)
+weights = scaled_dot_product_attention(scores, eye, eye, attn_mask=hide, scale=1.0)  # the bug
+print(weights)
+print("first three rows equal `wrong`:", torch.allclose(weights[:3], wrong[:3]))
+# Out:
+# tensor([[0.0000, 0.1813, 0.4468, 0.3719],
+#         [0.0000, 0.0000, 0.8581, 0.1419],
+#         [0.0000, 0.0000, 0.0000, 1.0000],
+#         [0.0000, 0.0000, 0.0000, 0.0000]])
+# first three rows equal `wrong`: True
+
+# %% [markdown]
+# Mỗi token chỉ chú ý đến các token đứng sau nó, còn token cuối cùng thì không còn key nào cả. Ở
+# mục trước, softmax biến hàng đó thành NaN; còn hàm này trả về một hàng toàn số 0, nên đầu ra của
+# token cuối cùng là một vector 0 và không có gì báo hiệu lỗi.
+#
+# **Cách sửa:** đảo ngược mask, `attn_mask=~hide`, hoặc bỏ mask đi và truyền `is_causal=True`:
+
+# %%
+fixed_mask = scaled_dot_product_attention(scores, eye, eye, attn_mask=~hide, scale=1.0)
+fixed_causal = scaled_dot_product_attention(scores, eye, eye, is_causal=True, scale=1.0)
+print("attn_mask=~hide equals `right`:", torch.allclose(fixed_mask, right))
+print("is_causal=True equals `right`: ", torch.allclose(fixed_causal, right))
+# Out:
+# attn_mask=~hide equals `right`: True
+# is_causal=True equals `right`:  True
 
 # %% [markdown]
 # ## Mask lưu dưới dạng thuộc tính thông thường
@@ -132,7 +273,7 @@ print("wrong (future only, last row NaN):\n", wrong)
 # Gán mask bằng `self.mask = ...` thay vì `self.register_buffer("mask", ...)` vẫn chạy được trên
 # CPU, nhưng mask không đi theo module khi module được chuyển sang thiết bị khác. Ở đây module
 # được chuyển sang thiết bị `meta` của PyTorch (một thiết bị không chứa dữ liệu, đóng vai GPU trên
-# máy build chỉ có CPU này); còn mask thì bị bỏ lại:
+# máy xây dựng trang web, vốn chỉ có CPU); còn mask thì bị bỏ lại:
 
 
 # %% tags=["raises-exception"] raises="RuntimeError: Tensor on device meta is not on the expected device cpu"
@@ -167,9 +308,9 @@ print("buffer:         ", list(CausalAttention(3, 2, 6, 0.0).state_dict()))
 # %% [markdown]
 # ## Softmax naive bị tràn số
 #
-# $e^x$ vượt quá số float32 lớn nhất khi $x > 88.7$. Nhờ có chia tỉ lệ, điểm chú ý (attention
-# scores) lớn như vậy hiếm gặp, nhưng chúng vẫn có thể xảy ra, và khi đó công thức softmax naive
-# (tính thẳng theo định nghĩa) trả về NaN:
+# $e^x$ vượt quá số float32 lớn nhất khi $x > 88.7$. Khi đã chia tỉ lệ, điểm chú ý lớn như vậy
+# rất hiếm, nhưng vẫn có lúc gặp, và khi đó công thức softmax naive (tính thẳng theo định nghĩa)
+# trả về NaN:
 
 
 # %%
@@ -187,6 +328,120 @@ print("stable:", softmax_stable(scores))
 # %% [markdown]
 # **Cách sửa:** dùng `torch.softmax`, hàm này trừ đi giá trị lớn nhất trước.
 #
+# ## Chia tỉ lệ sau softmax
+#
+# Các điểm được chia cho $\sqrt{d_k}$ **trước** softmax. Chia các trọng số sau softmax, tức là
+# `torch.softmax(attn_scores, dim=-1) / d_k**0.5`, vẫn chạy mà không báo lỗi gì, nhưng tổng mỗi
+# hàng không còn bằng 1 nữa. Ở đây ta dùng lại các trọng số mà sách sinh ngẫu nhiên với seed cố
+# định ở mục 3.4:
+
+# %%
+torch.manual_seed(123)
+W_query = torch.rand(3, 2)
+W_key = torch.rand(3, 2)
+keys = inputs @ W_key
+attn_scores = (inputs @ W_query) @ keys.T
+d_k = keys.shape[-1]
+weights_right = torch.softmax(attn_scores / d_k**0.5, dim=-1)
+weights_wrong = torch.softmax(attn_scores, dim=-1) / d_k**0.5  # the bug
+print("right, 'journey':", weights_right[1])
+print("wrong, 'journey':", weights_wrong[1])
+print("wrong * sqrt(d_k):", weights_wrong[1] * d_k**0.5)
+print("row sums, right:", weights_right.sum(dim=-1))
+print("row sums, wrong:", weights_wrong.sum(dim=-1))
+# Out:
+# right, 'journey': tensor([0.1500, 0.2264, 0.2199, 0.1311, 0.0906, 0.1820])
+# wrong, 'journey': tensor([0.0991, 0.1773, 0.1701, 0.0818, 0.0486, 0.1302])
+# wrong * sqrt(d_k): tensor([0.1401, 0.2507, 0.2406, 0.1157, 0.0687, 0.1842])
+# row sums, right: tensor([1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000])
+# row sums, wrong: tensor([0.7071, 0.7071, 0.7071, 0.7071, 0.7071, 0.7071])
+
+# %% [markdown]
+# Tổng mỗi hàng bằng $1 / \sqrt{2} \approx 0.7071$, nên mỗi vector ngữ cảnh (context vector) là
+# một tổng có trọng số bị co nhỏ lại, không còn là trung bình có trọng số. Hơn nữa, phép chia tỉ lệ
+# không còn làm được việc của nó: chia tỉ lệ là để giữ các điểm nhỏ trước khi vào softmax, vì điểm
+# lớn đẩy đầu ra softmax về gần một vector chỉ có một số 1, khi đó gradient của softmax rất nhỏ
+# (xem [mục 3.4](03-trainable-self-attention.py)). Chia sau softmax thì không sửa được điều đó:
+# nhân ngược lại với $\sqrt{2}$, hàng sai chính là softmax của các điểm chưa chia tỉ lệ, tập trung
+# hơn hàng đúng: trọng số lớn nhất của nó là 0.2507 thay vì 0.2264.
+#
+# **Cách sửa:** `torch.softmax(attn_scores / d_k**0.5, dim=-1)`, đúng như sách viết.
+#
+# ## Dropout trước softmax
+#
+# Dropout phải tác động lên các **trọng số** chú ý, sau softmax. Nếu áp dụng lên các điểm trước
+# softmax, một điểm bị loại sẽ thành 0, mà điểm bằng 0 thì không bị che: softmax vẫn cho nó trọng
+# số $e^0 / \sum_j e^{s_j}$ như mọi điểm khác. Chỉ $-\infty$ mới che được một vị trí. Ở đây, các
+# điểm của sách cho "journey" được dropout với $p = 0.5$ theo cùng một tập vị trí bị loại, một lần
+# trước và một lần sau softmax. (`nn.Dropout` tự sinh ngẫu nhiên các vị trí bị loại; ở đây ta sinh
+# chúng từ một generator có seed cố định để các con số trên trang này giống nhau trên mọi nền
+# tảng.)
+
+# %%
+attn_scores_2 = inputs @ inputs[1]  # the book's scores for "journey"
+p = 0.5
+keep = torch.rand(6, generator=torch.Generator().manual_seed(123)) >= p
+print("kept:             ", keep.int())
+print("scores dropped:   ", attn_scores_2 * keep / (1 - p))
+before = torch.softmax(attn_scores_2 * keep / (1 - p), dim=-1)  # the bug
+after = torch.softmax(attn_scores_2, dim=-1) * keep / (1 - p)  # the book's order
+print("dropout before:   ", before, f"sum: {before.sum():.4f}")
+print("dropout after:    ", after, f"sum: {after.sum():.4f}")
+# Out:
+# kept:              tensor([0, 1, 0, 1, 0, 1], dtype=torch.int32)
+# scores dropped:    tensor([0.0000, 2.9900, 0.0000, 1.6868, 0.0000, 2.1730])
+# dropout before:    tensor([0.0270, 0.5364, 0.0270, 0.1457, 0.0270, 0.2370]) sum: 1.0000
+# dropout after:     tensor([0.0000, 0.4758, 0.0000, 0.2480, 0.0000, 0.3162]) sum: 1.0400
+
+# %% [markdown]
+# Khi dropout trước softmax, mọi token bị loại vẫn nhận được trọng số, và tổng các trọng số vẫn
+# bằng 1, nên dropout không còn cắt bỏ liên kết nào; nó chỉ dồn thêm trọng số về các token còn
+# lại, có điểm đã bị nhân đôi. Khi dropout sau softmax, các trọng số bị loại đúng bằng 0 và các
+# trọng số còn lại được nhân đôi, nên tổng chỉ bằng 1 khi tính trung bình, như
+# [mục 3.5.2](04-causal-attention.py) giải thích.
+#
+# **Cách sửa:** `attn_weights = self.dropout(torch.softmax(...))`, tức là dropout sau softmax.
+#
+# ## Chia các giá trị còn lại sau dropout cho p
+#
+# Dropout nhân các giá trị không bị loại với $1 / (1 - p)$, để tính trung bình thì mỗi giá trị
+# vẫn giữ nguyên độ lớn. Một hàm dropout tự viết mà lại chia cho $p$ trông vẫn đúng với
+# $p = 0.5$ của sách, vì khi đó $1 / p$ và $1 / (1 - p)$ đều bằng 2. Với $p = 0.25$ thì không: mỗi
+# giá trị được giữ lại với xác suất 0.75 rồi bị nhân với 4, nên tính trung bình nó lớn gấp ba.
+# Lấy trung bình của một triệu bản sao của cùng một hàng sau dropout là thấy ngay:
+
+
+# %%
+def dropout_by_hand(x, p, generator):
+    keep = torch.rand(x.shape, generator=generator) >= p
+    return x * keep / p  # the bug: should be / (1 - p)
+
+
+row = torch.tensor([0.2, 0.3, 0.5])
+copies = row.expand(1_000_000, 3)
+generator = torch.Generator().manual_seed(123)
+print("divided by p:    ", dropout_by_hand(copies, 0.25, generator).mean(dim=0).round(decimals=2))
+torch.manual_seed(123)
+print("nn.Dropout(0.25):", nn.Dropout(0.25)(copies).mean(dim=0).round(decimals=2))
+# Out:
+# divided by p:     tensor([0.6000, 0.9000, 1.5000])
+# nn.Dropout(0.25): tensor([0.2000, 0.3000, 0.5000])
+
+# %% [markdown]
+# `nn.Dropout` giữ nguyên kỳ vọng: trung bình của nó chính là hàng ban đầu. (Với một triệu bản
+# sao, sai số ngẫu nhiên của mỗi giá trị trung bình nhỏ hơn một phần nghìn, nhỏ hơn nhiều so với
+# hai chữ số thập phân được in ra.)
+#
+# **Cách sửa:** `x * keep / (1 - p)`, hoặc dùng `nn.Dropout(p)`. Với cùng các vị trí bị loại như
+# trên:
+
+# %%
+keep = torch.rand(copies.shape, generator=torch.Generator().manual_seed(123)) >= 0.25
+print("divided by 1 - p:", (copies * keep / (1 - 0.25)).mean(dim=0).round(decimals=2))
+# Out:
+# divided by 1 - p: tensor([0.2000, 0.3000, 0.5000])
+
+# %% [markdown]
 # ## Nhiều token hơn context_length
 #
 # Mask được tạo với kích thước dành cho `context_length` token. Lớp trong sách cắt nó bằng
@@ -218,3 +473,38 @@ BookCausalScores(3, 2, context_length=6)(seven_tokens)
 
 # %% tags=["raises-exception"] raises="ValueError: x has 7 tokens, more than context_length=6"
 CausalAttention(3, 2, context_length=6, dropout=0.0)(seven_tokens)
+
+# %% [markdown]
+# ## Ít token hơn context_length
+#
+# Đầu vào ít token hơn thì được phép, và chính lát cắt `[:num_tokens, :num_tokens]` giúp nó chạy
+# được. Bỏ lát cắt đi thì toàn bộ mask `(context_length, context_length)` bị áp lên các điểm. Khi
+# có đúng `context_length` token, các kích thước khớp nhau, nên lớp vẫn qua được phép thử trên sáu
+# token của sách; nhưng mọi đầu vào ngắn hơn, chẳng hạn một prompt (lời nhắc) ngắn khi mô hình
+# sinh văn bản, đều gây lỗi. Thông báo lỗi giống ở mục trước, chỉ đổi chỗ hai kích thước: ở đó
+# đầu vào quá dài so với mask, còn ở đây mask quá lớn so với đầu vào, và các điểm (tensor a) nhỏ
+# hơn mask (tensor b).
+
+
+# %% tags=["raises-exception"] raises="RuntimeError: The size of tensor a (4) must match the size of tensor b (6)"
+class UncutMask(BookCausalScores):
+    def forward(self, x):
+        scores = self.W_query(x) @ self.W_key(x).transpose(1, 2)
+        scores.masked_fill_(self.mask.bool(), -torch.inf)  # the bug: no [:num_tokens, :num_tokens]
+        return scores
+
+
+uncut = UncutMask(3, 2, context_length=6)
+print("6 tokens:", uncut(batch).shape)
+uncut(batch[:, :4])  # 4 tokens
+# Out:
+# 6 tokens: torch.Size([2, 6, 6])
+
+# %% [markdown]
+# **Cách sửa:** cắt mask theo đầu vào, `self.mask.bool()[:num_tokens, :num_tokens]`, với
+# `num_tokens = x.shape[1]`, như lớp của sách ở trên:
+
+# %%
+print("4 tokens:", BookCausalScores(3, 2, context_length=6)(batch[:, :4]).shape)
+# Out:
+# 4 tokens: torch.Size([2, 4, 4])

@@ -30,14 +30,31 @@ def _on_alarm(signum, frame):
     raise CellTimeout
 
 
-def _raised_at(error: BaseException, locator: Locator, current: str) -> str:
-    """ " (line L)" for an error raised in this cell, " (cell N, line L)" for another cell."""
+def _raised_at(error: BaseException, locator: Locator, current: str) -> dict | None:
+    """Where the error was raised, as a message: the line of this cell, or another cell's."""
     frame = locator.frame(error)
     if frame is None:
-        return ""
+        return None
     if frame.filename == current:
-        return f" (line {locator.line(frame.filename, frame.lineno)})"
-    return f" ({locator.where(frame.filename, frame.lineno)})"
+        return {"key": "line", "line": locator.line(frame.filename, frame.lineno or 0)}
+    return locator.where_message(frame.filename, frame.lineno or 0)
+
+
+def _learner_error(error: BaseException, locator: Locator, filename: str) -> dict:
+    """The entry's status, error and where it was raised, for what the learner's cell raised
+    (the report puts ``where`` and ``hint`` in the learner's language)."""
+    where = _raised_at(error, locator, filename)
+    if isinstance(error, SyntaxError) and error.filename == filename and error.lineno:
+        where = {"key": "line", "line": locator.line(filename, error.lineno)}  # of their file
+        error = SyntaxError(error.msg)
+    entry: dict = {"status": "error", "error": f"{type(error).__name__}: {error}"}
+    if where:
+        entry["where"] = where
+    if "can't allocate memory" in str(error):  # torch's allocator past the limit
+        entry["status"] = "memory"
+    if isinstance(error, EOFError):
+        entry["hint"] = {"key": "hint_no_input"}
+    return entry
 
 
 def run_cell(cell: dict, namespace: dict, timeout: float, locator: Locator) -> dict:
@@ -59,24 +76,30 @@ def run_cell(cell: dict, namespace: dict, timeout: float, locator: Locator) -> d
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             exec(code, namespace)
     except CellTimeout:
-        return {**entry, "status": "timeout", "error": f"still running after {timeout:g} s"}
+        return {**entry, "status": "timeout", "error": {"key": "cell_timeout", "seconds": timeout}}
+    except MemoryError as error:
+        return {**entry, "status": "memory", "error": f"MemoryError: {error}"}
     except (Exception, SystemExit, KeyboardInterrupt) as error:  # the learner's error
-        where = _raised_at(error, locator, filename)
-        if isinstance(error, SyntaxError) and error.filename == filename and error.lineno:
-            where = f" (line {locator.line(filename, error.lineno)})"  # of the learner's file
-            error = SyntaxError(error.msg)
-        message = f"{type(error).__name__}: {error}{where}"
-        if isinstance(error, EOFError):
-            message += "; the checker gives your code no input, so input() cannot be answered"
-        return {**entry, "status": "error", "error": message}
+        return {**entry, **_learner_error(error, locator, filename)}
     finally:
         if alarm:
             signal.setitimer(signal.ITIMER_REAL, 0)
     return {**entry, "status": "ok"}
 
 
+def limit_memory(limit: int) -> None:
+    """At most ``limit`` bytes of data (heap and anonymous memory) from now on, where the
+    platform can say so (not on Windows)."""
+    try:
+        import resource
+    except ImportError:
+        return
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+
+
 def main(request_path: str, results_path: str) -> None:
     request = json.loads(Path(request_path).read_text(encoding="utf-8"))
+    limit_memory(request["memory"])
     if hasattr(signal, "SIGALRM"):
         signal.signal(signal.SIGALRM, _on_alarm)
     namespace: dict = {"__name__": "__main__"}
@@ -86,6 +109,8 @@ def main(request_path: str, results_path: str) -> None:
             entry = run_cell(cell, namespace, request["cell_timeout"], Locator(first_lines))
             results.write(json.dumps(entry) + "\n")
             results.flush()
+            if entry["status"] == "memory":
+                return  # past the memory limit: nothing after it can be trusted
         from .analyse import analyse  # after the cells: their time is not spent importing it
 
         # The checks call the learner's code again: each component gets a cell's time limit.

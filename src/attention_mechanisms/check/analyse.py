@@ -5,9 +5,22 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
-from .checks import CHECKS, Result, check_class, check_function
+from .checks import CHECKS, run_checks
+from .class_checks import ClassSubject
 from .components import find_components, source_of
+from .function_checks import FunctionSubject
 from .locate import Locator
+from .messages import msg
+from .result import Result
+
+
+def _unfinished(key: str, **params: object) -> list[dict]:
+    """Every check skipped, and ``runs`` failed or skipped with ``key``'s message."""
+    results = [Result("skip", msg("skip_unfinished"), check=check) for check in CHECKS]
+    results[CHECKS.index("runs")] = Result(
+        "fail" if key == "fail_stuck" else "skip", msg(key, **params), check="runs"
+    )
+    return [result.as_dict() for result in results]
 
 
 def analyse(
@@ -29,26 +42,20 @@ def analyse(
     sources = [source_of(component.obj) for component in components]
     entries = []
     for component in components:
-        entry = {"name": component.name, "role": component.role}
+        entry: dict = {"name": component.name, "role": component.role}
         if component.role is None:
             entries.append({**entry, "checks": [], "reason": component.reason})
             continue
-        run = check_function if inspect.isfunction(component.obj) else check_class
+        kind = FunctionSubject if inspect.isfunction(component.obj) else ClassSubject
+        subject = kind(component, locator, sources)
         try:
-            results = limited(lambda run=run, component=component: run(component, locator, sources))
+            results = limited(lambda subject=subject: run_checks(subject))
+            entry["checks"] = [result.as_dict() for result in results]
         except timeout:
-            stuck = "still running after its time limit: does forward loop forever?"
-            results = [Result("runs", "fail", stuck)] + [
-                Result(check, "skip", "not checked: it does not finish") for check in CHECKS[2:]
-            ]
-            results.insert(0, Result("constructs", "skip", "not checked: it does not finish"))
+            entry["checks"] = _unfinished("fail_stuck")
         except Exception as error:  # a bug of the checker's, not the learner's: say so
-            message = (
-                f"the checker failed on it ({type(error).__name__}: {error}); please report it"
+            entry["checks"] = _unfinished(
+                "skip_checker_failed", error=f"{type(error).__name__}: {error}"
             )
-            results = [Result(check, "skip", message) for check in CHECKS]
-        entry["checks"] = [
-            {"check": r.check, "status": r.status, "message": r.message} for r in results
-        ]
         entries.append(entry)
     return entries

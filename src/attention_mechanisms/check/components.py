@@ -47,13 +47,17 @@ _NAMES = {
 }
 # What learners call the book's parameters.
 _SYNONYMS = {
-    "d_in": {"d_in", "dim_in", "in_dim", "input_dim", "embedding_dim", "embed_dim", "d_model"},
-    "d_out": {"d_out", "dim_out", "out_dim", "output_dim"},
-    "context_length": {"context_length", "context_len", "block_size", "max_len", "seq_len"},
-    "dropout": {"dropout", "drop_rate", "dropout_rate", "p_drop", "attn_dropout"},
-    "num_heads": {"num_heads", "n_heads", "n_head", "heads", "head_count", "num_head"},
-    "qkv_bias": {"qkv_bias", "bias", "use_bias"},
-}
+    "d_in": {"d_in", "dim_in", "in_dim", "input_dim", "embedding_dim", "embed_dim", "d_model",
+             "n_embd", "emb_dim", "in_features", "hidden_size", "hidden_dim"},
+    "d_out": {"d_out", "dim_out", "out_dim", "output_dim", "out_features"},
+    "context_length": {"context_length", "context_len", "block_size", "max_len", "seq_len",
+                       "max_seq_len", "ctx_len", "n_ctx", "max_length"},
+    "dropout": {"dropout", "drop_rate", "dropout_rate", "p_drop", "attn_dropout", "attn_pdrop",
+                "dropout_p"},
+    "num_heads": {"num_heads", "n_heads", "n_head", "heads", "head_count", "num_head", "nhead",
+                  "num_attention_heads"},
+    "qkv_bias": {"qkv_bias", "bias", "use_bias", "add_bias"},
+}  # fmt: skip
 
 
 @dataclass
@@ -63,7 +67,7 @@ class Component:
     name: str
     obj: object
     role: str | None
-    reason: str = ""  # why no role, when role is None
+    reason: dict = field(default_factory=dict)  # why no role, as a message, when role is None
     # The book's parameter name -> the learner's, for a class.
     parameters: dict[str, str] = field(default_factory=dict)
 
@@ -79,8 +83,42 @@ def constructor_parameters(cls: type) -> list[str]:
     return [p.name for p in list(signature.parameters.values())[1:] if p.kind in kinds]
 
 
+CONFIG = "config"  # the key of a constructor that takes one configuration for everything
+_CONFIG_NAMES = {"cfg", "config", "conf", "configs", "args", "hparams", "params"}
+
+
+class Config(dict):
+    """A model configuration that answers every name the book's parameters go by, as a
+    dict (the book's ``cfg["emb_dim"]``) or as attributes (nanoGPT's ``config.n_embd``)."""
+
+    def __getattr__(self, name: str) -> object:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __repr__(self) -> str:  # the book's names only, as the report shows it
+        shown = ", ".join(f"{book}={self[book]!r}" for book in _SYNONYMS if book in self)
+        return f"<config: {shown}>"
+
+
+def config(values: dict[str, object]) -> Config:
+    """``values`` of the book's parameters under each of their names."""
+    return Config(
+        {
+            name: values[book]
+            for book, names in _SYNONYMS.items()
+            if book in values
+            for name in names
+        }
+    )
+
+
 def map_parameters(learner: list[str], role: str) -> dict[str, str]:
-    """The book's parameter names of ``role`` mapped to the learner's: by name, then position."""
+    """The book's parameter names of ``role`` mapped to the learner's: by name, then position;
+    a lone configuration parameter (``cfg``, ``config``) under `CONFIG`."""
+    if len(learner) == 1 and learner[0].lower() in _CONFIG_NAMES:
+        return {CONFIG: learner[0]}
     mapping: dict[str, str] = {}
     for name in learner:
         book = next((book for book, names in _SYNONYMS.items() if name in names), None)
@@ -95,26 +133,27 @@ def map_parameters(learner: list[str], role: str) -> dict[str, str]:
     return mapping
 
 
-def _class_role(cls: type) -> tuple[str | None, str]:
-    if (role := _NAMES.get(_key(cls.__name__))) is not None:
-        return role, ""
+def _class_role(cls: type) -> tuple[str | None, dict]:
     names = set(constructor_parameters(cls))
     known = {book for book, synonyms in _SYNONYMS.items() if names & synonyms}
+    if (role := _NAMES.get(_key(cls.__name__))) is not None:
+        # A "CausalSelfAttention" with heads, as nanoGPT names it, is multi-head attention.
+        heads = "num_heads" in known or re.search(r"\bn_heads?\b|num_heads", init_source(cls))
+        multi = role == "CausalAttention" and bool(heads)
+        return ("MultiHeadAttention" if multi else role), {}
     if {"num_heads"} <= known:
-        wraps = "ModuleList" in _init_source(cls)
-        return ("MultiHeadAttentionWrapper" if wraps else "MultiHeadAttention"), ""
+        wraps = "ModuleList" in init_source(cls)
+        return ("MultiHeadAttentionWrapper" if wraps else "MultiHeadAttention"), {}
     if {"context_length"} <= known or {"dropout"} <= known:
-        return "CausalAttention", ""
+        return "CausalAttention", {}
     if {"d_in", "d_out"} <= known:
-        linear = "Linear(" in _init_source(cls)
-        return ("SelfAttention_v2" if linear else "SelfAttention_v1"), ""
-    return None, (
-        f"its name and its constructor {cls.__name__}({', '.join(constructor_parameters(cls))}) "
-        "match none of the book's classes"
-    )
+        linear = "Linear(" in init_source(cls)
+        return ("SelfAttention_v2" if linear else "SelfAttention_v1"), {}
+    signature = f"{cls.__name__}({', '.join(constructor_parameters(cls))})"
+    return None, {"key": "reason_no_class", "signature": signature}
 
 
-def _init_source(cls: type) -> str:
+def init_source(cls: type) -> str:
     """The source of the class's own ``__init__`` (not of other classes in its cell)."""
     try:
         return inspect.getsource(cls.__init__)
@@ -140,24 +179,25 @@ def source_of(obj: object) -> str:
 _NOT_HELPERS = ("plot", "show", "print", "draw", "visuali", "display", "get")
 
 
-def _function_role(function) -> tuple[str | None, str]:
+def _function_role(function) -> tuple[str | None, dict]:
     """The role of a function: a stand-alone attention function, or a helper of 3.3 that
     takes what the book's takes (a helper named plot_..., print_... is the learner's own)."""
     name = _key(function.__name__)
     parameters = list(inspect.signature(function).parameters)
     if name.startswith(_NOT_HELPERS):
-        return None, f"{function.__name__} shows or fetches, it does not compute attention"
+        return None, {"key": "reason_shows", "name": function.__name__}
     if len(parameters) >= 3 and [_key(p)[:1] for p in parameters[:3]] == ["q", "k", "v"]:
-        return "attention_function", ""
+        return "attention_function", {}
     if "softmax" in name and parameters:
-        return "softmax", ""
+        return "softmax", {}
     if "context" in name and len(parameters) >= 2:  # (weights, inputs)
-        return "context", ""
+        return "context", {}
     if "score" in name and parameters:
-        return "scores", ""
+        return "scores", {}
     if "attention" in name and len(parameters) >= 3:
-        return "attention_function", ""
-    return None, f"{function.__name__}({', '.join(parameters)}) is none of chapter 3's helpers"
+        return "attention_function", {}
+    signature = f"{function.__name__}({', '.join(parameters)})"
+    return None, {"key": "reason_no_helper", "signature": signature}
 
 
 def find_components(namespace: dict) -> list[Component]:

@@ -28,6 +28,19 @@ class Locator:
         frames = traceback.extract_tb(error.__traceback__)
         return next((f for f in reversed(frames) if f.filename in self.first_lines), None)
 
+    def where_message(self, filename: str, lineno: int) -> dict:
+        """`where` as a message, to be put in the learner's language."""
+        number = int(filename.removeprefix("<cell ").removesuffix(">"))
+        return {"key": "where", "cell": number, "line": self.line(filename, lineno)}
+
+    def raised_message(self, error: BaseException) -> dict | None:
+        """`raised` as a message, to be put in the learner's language."""
+        frame = self.frame(error)
+        if frame is None:
+            return None
+        where = self.where_message(frame.filename, frame.lineno or 0)
+        return {**where, "key": "raised_at", "code": repr((frame.line or "").strip())}
+
     def raised(self, error: BaseException) -> str:
         """Where ``error`` was raised, and that line's text: "cell 4, line 8: 'd_k = ...'"."""
         frame = self.frame(error)

@@ -1,10 +1,9 @@
-"""The book's computation for each role, with a learner's weights, and variants of it.
+"""The book's computation for each role, from a learner's weights, and variants of it.
 
-`book_forward` computes what the package's class for a role computes, from that class's
-weights (copied from the learner's module), with one aspect changed on request: how the
-scores are scaled, which dimension the softmax normalises, whether the mask hides the
-future, whether it also hides the diagonal, and whether the output projection is applied.
-A learner's output that equals one variant shows which aspect of their code differs.
+`book_forward` computes what the package's class for a role computes (a test holds the two
+equal), from the learner's weights read as the book's roles (a `weights.Mapping`), with one
+aspect changed on request (a `Variant`). A learner's output that equals one variant shows
+which aspect of their code differs from the book, and so which check fails.
 """
 
 from __future__ import annotations
@@ -14,119 +13,155 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from .. import (
-    CausalAttention,
-    MultiHeadAttention,
-    MultiHeadAttentionWrapper,
-    SelfAttention_v1,
-    SelfAttention_v2,
-)
-
-REFERENCE = {
-    "SelfAttention_v1": SelfAttention_v1,
-    "SelfAttention_v2": SelfAttention_v2,
-    "CausalAttention": CausalAttention,
-    "MultiHeadAttentionWrapper": MultiHeadAttentionWrapper,
-    "MultiHeadAttention": MultiHeadAttention,
-}
+from .weights import Mapping
 
 
 @dataclass(frozen=True)
 class Variant:
     """One way of computing attention; the default is the book's."""
 
-    scale: str = "sqrt_d_k"  # or "d_k" (no square root), "sqrt_d_out" (all heads), "none"
+    scale: str = "sqrt_d_k"  # "none", "d_k", "sqrt_d_out" (all heads), "after_softmax"
     softmax_dim: int = -1  # -2 normalises over the queries
-    mask: str = "hide_future"  # or "none", "hide_diagonal_too"
+    # "hide_future"; "none"; "hide_diagonal_too"; "future_only" (the hide mask read as a keep
+    # mask); "added" (the 0/1 mask added to the scores)
+    mask: str = "hide_future"
+    fill: float = float("-inf")  # what hidden scores become (-1e9 differs on an all-hidden row)
     out_proj: bool = True
-    heads: str = "slices"  # or "interleaved": head h takes every h-th column, not a slice
-    fill: float = float("-inf")  # what hidden scores become (-1e9 differs when a row is all hidden)
+    # "slices"; "interleaved" (head h takes every h-th column); "no_transpose" (view(b, h, t,
+    # hd) on the way in and view(b, t, d) on the way out); "no_transpose_in" (then transposed)
+    heads: str = "slices"
+
+    @property
+    def rows_ignored(self) -> bool:
+        """Whether the last token's row is left out of the comparison: with ``future_only``
+        it sees no key at all, and what that gives (NaN, 0) depends on the code."""
+        return self.mask == "future_only"
 
 
 BOOK = Variant()
-# Each differs from the book in one aspect, named by the check it fails.
-VARIANTS = {
-    "scale": [Variant(scale="none"), Variant(scale="d_k"), Variant(scale="sqrt_d_out")],
+# Each differs from the book in one aspect, listed under the check it fails.
+VARIANTS: dict[str, list[Variant]] = {
+    "scale": [
+        Variant(scale="none"),
+        Variant(scale="d_k"),
+        Variant(scale="sqrt_d_out"),
+        Variant(scale="after_softmax"),
+    ],
     "softmax_dim": [Variant(softmax_dim=-2)],
-    "causal": [Variant(mask="none")],
+    "causal": [Variant(mask="none"), Variant(mask="future_only"), Variant(mask="added")],
     "diagonal": [Variant(mask="hide_diagonal_too"), Variant(mask="hide_diagonal_too", fill=-1e9)],
+    "heads": [
+        Variant(heads="interleaved"),
+        Variant(heads="no_transpose"),
+        Variant(heads="no_transpose_in"),
+    ],
     "out_proj": [Variant(out_proj=False)],
-    "heads": [Variant(heads="interleaved")],
 }
+_DIVISORS = {"sqrt_d_k": lambda d_k, d: d_k**0.5, "d_k": lambda d_k, d: float(d_k)}
+_DIVISORS |= {"sqrt_d_out": lambda d_k, d: d**0.5, "none": lambda d_k, d: 1.0}
+_DIVISORS |= {"after_softmax": lambda d_k, d: 1.0}
 
 
-def projections(module: nn.Module) -> list[Tensor]:
-    """The module's projection weights in creation order, as ``(d_in, d_out)`` matrices.
+def _masked(scores: Tensor, variant: Variant) -> Tensor:
+    """The scores with the variant's causal mask applied."""
+    n = scores.shape[-1]
+    ones = torch.ones(n, n, dtype=torch.bool)
+    hide = {
+        "hide_future": torch.triu(ones, diagonal=1),
+        "hide_diagonal_too": torch.triu(ones),
+        "future_only": torch.tril(ones),
+    }.get(variant.mask)
+    if hide is not None:
+        return scores.masked_fill(hide, variant.fill)
+    if variant.mask == "added":
+        return scores + torch.triu(ones, diagonal=1).to(scores.dtype)
+    return scores
 
-    ``nn.Linear`` layers anywhere in the module (their weight transposed), or, if it has
-    none, the 2-D parameters it holds itself (as ``SelfAttention_v1``'s ``W_query``).
-    """
-    linears = [m for m in module.modules() if isinstance(m, nn.Linear)]
-    if linears:
-        return [linear.weight.T for linear in linears]
-    return [p for p in module.parameters(recurse=False) if p.dim() == 2]
 
-
-def biases(module: nn.Module) -> list[Tensor | None]:
-    return [m.bias for m in module.modules() if isinstance(m, nn.Linear)]
-
-
-def _attend(
-    q: Tensor, k: Tensor, v: Tensor, variant: Variant, causal: bool, dropout: nn.Module | None
-) -> Tensor:
+def scores_of(q: Tensor, k: Tensor, variant: Variant, causal: bool) -> Tensor:
+    """The scores that the softmax takes: masked (when ``causal``) and divided."""
     scores = q @ k.mT
     d_k = k.shape[-1]
     d_out = d_k * q.shape[-3] if q.dim() == 4 else d_k  # (b, heads, t, head_dim): all heads
-    divisor = {"sqrt_d_k": d_k**0.5, "d_k": d_k, "sqrt_d_out": d_out**0.5, "none": 1.0}[
-        variant.scale
-    ]
-    if causal and variant.mask != "none":
-        n = scores.shape[-1]
-        offset = 0 if variant.mask == "hide_diagonal_too" else 1
-        hide = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=offset)
-        scores = scores.masked_fill(hide, variant.fill)
-    weights = torch.softmax(scores / divisor, dim=variant.softmax_dim)
+    if causal:
+        scores = _masked(scores, variant)
+    return scores / _DIVISORS[variant.scale](d_k, d_out)
+
+
+def weights_of(q: Tensor, k: Tensor, variant: Variant, causal: bool) -> Tensor:
+    """The attention weights, before any dropout."""
+    weights = torch.softmax(scores_of(q, k, variant, causal), dim=variant.softmax_dim)
+    if variant.scale == "after_softmax":
+        weights = weights / k.shape[-1] ** 0.5
+    return weights
+
+
+def attend(
+    q: Tensor, k: Tensor, v: Tensor, variant: Variant, causal: bool, dropout: nn.Module | None
+) -> Tensor:
+    """Scaled dot-product attention over the last two dimensions, as the book writes it."""
+    weights = weights_of(q, k, variant, causal)
     if dropout is not None:
         weights = dropout(weights)
     return weights @ v
 
 
+def _split_heads(t: Tensor, heads: int, how: str) -> Tensor:
+    """(b, T, d) -> (b, heads, T, d / heads), the book's way or a learner's."""
+    b, n, _ = t.shape
+    if how == "interleaved":
+        return t.view(b, n, -1, heads).permute(0, 3, 1, 2)
+    if how.startswith("no_transpose"):
+        return t.view(b, heads, n, -1)
+    return t.view(b, n, heads, -1).transpose(1, 2)
+
+
+def _join_heads(t: Tensor, how: str) -> Tensor:
+    """(b, heads, T, head_dim) -> (b, T, d), the inverse of `_split_heads` for ``how``."""
+    b, _, n, _ = t.shape  # (b, heads, T, head_dim)
+    if how == "interleaved":
+        return t.permute(0, 2, 3, 1).reshape(b, n, -1)
+    if how == "no_transpose":
+        return t.reshape(b, n, -1)
+    return t.transpose(1, 2).reshape(b, n, -1)
+
+
+def head_inputs(role: str, mapping: Mapping, x: Tensor, variant: Variant) -> list[tuple]:
+    """Each head's queries, keys and values, ``(…, T, head_dim)``, as the role splits them."""
+    if role != "MultiHeadAttention":
+        return [(query(x), key(x), value(x)) for query, key, value in mapping.heads]
+    split = [_split_heads(f(x), mapping.num_heads, variant.heads) for f in mapping.heads[0]]
+    return [tuple(t[:, h] for t in split) for h in range(mapping.num_heads)]
+
+
 @torch.no_grad()
 def book_forward(
-    reference: nn.Module,
     role: str,
+    mapping: Mapping,
     x: Tensor,
     variant: Variant = BOOK,
     dropout: nn.Module | None = None,
 ) -> Tensor:
-    """What the package's ``reference`` (holding the learner's weights) computes for ``x``
-    with ``variant``'s one change, and ``dropout`` on the attention weights if given (one
-    call per head of the wrapper, one in all otherwise, as the book's classes draw)."""
-    weights = projections(reference)
-    bias = biases(reference) or [None] * len(weights)
+    """What the book's class for ``role`` computes for ``x`` with the learner's weights
+    (``mapping``) and ``variant``'s one change; ``dropout`` on the attention weights if
+    given (one call per head of the wrapper, one in all otherwise, as the book draws).
 
-    def project(index: int) -> Tensor:
-        out = x @ weights[index]
-        return out if bias[index] is None else out + bias[index]
-
-    if role in ("SelfAttention_v1", "SelfAttention_v2", "CausalAttention"):
-        causal = role == "CausalAttention"
-        return _attend(project(0), project(1), project(2), variant, causal, dropout)
-    if role == "MultiHeadAttentionWrapper":
+    Raises:
+        LookupError: If the book's `MultiHeadAttention` is asked for without an output
+            projection in ``mapping``.
+    """
+    causal = role not in ("SelfAttention_v1", "SelfAttention_v2")
+    if role != "MultiHeadAttention":
         heads = [
-            _attend(project(3 * h), project(3 * h + 1), project(3 * h + 2), variant, True, dropout)
-            for h in range(len(weights) // 3)
+            attend(query(x), key(x), value(x), variant, causal, dropout)
+            for query, key, value in mapping.heads
         ]
         return torch.cat(heads, dim=-1)
     # MultiHeadAttention: split the projections into heads, attend, join, project.
-    b, t, _ = x.shape
-    h = reference.num_heads
-    if variant.heads == "interleaved":
-        split = [project(i).view(b, t, -1, h).permute(0, 3, 1, 2) for i in range(3)]
-        context = _attend(*split, variant, True, dropout).permute(0, 2, 3, 1).reshape(b, t, -1)
-    else:
-        split = [project(i).view(b, t, h, -1).transpose(1, 2) for i in range(3)]  # (b, h, t, hd)
-        context = _attend(*split, variant, True, dropout).transpose(1, 2).reshape(b, t, -1)
+    q, k, v = (_split_heads(f(x), mapping.num_heads, variant.heads) for f in mapping.heads[0])
+    context = _join_heads(attend(q, k, v, variant, True, dropout), variant.heads)  # (b, T, d)
     if not variant.out_proj:
         return context
-    return context @ weights[3] + (bias[3] if bias[3] is not None else 0)
+    if mapping.out is None:
+        raise LookupError("no output projection to apply")
+    return mapping.out(context)

@@ -1,0 +1,231 @@
+"""The checks of a class in one of the book's roles, each a function of its `ClassSubject`.
+
+The order of `checks.TABLE` is the order they run in: ``constructs``, ``runs`` and
+``shape`` at every probe; ``matches_book`` compares the outputs with the book's on the same
+weights; ``scale`` to ``out_proj`` pass when it does, and the one whose variant the output
+equals fails (`VARIANT_CAUSES`); ``causal``, ``diagonal``, ``mask_buffer`` and ``heads``
+probe the module directly too.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from .causes import Failure, error_cause, shape_message
+from .messages import Message, msg
+from .probes import describe
+from .reference import BOOK, Variant, book_forward
+from .result import Result, failed, passed, skipped
+from .subject import TOLERANCE, ClassSubject, call, close
+
+# The message key and the site's section for an output that equals a variant of the book's.
+VARIANT_CAUSES: dict[Variant, tuple[str, str]] = {
+    Variant(scale="none"): ("cause_scale_none", "scale"),
+    Variant(scale="d_k"): ("cause_scale_d_k", "scale"),
+    Variant(scale="sqrt_d_out"): ("cause_scale_d_out", "scale"),
+    Variant(scale="after_softmax"): ("cause_scale_after_softmax", "scale_after_softmax"),
+    Variant(softmax_dim=-2): ("cause_softmax_dim", "softmax_dim"),
+    Variant(mask="none"): ("cause_mask_none", "causal"),
+    Variant(mask="future_only"): ("cause_keep_mask_as_hide", "diagonal"),
+    Variant(mask="added"): ("cause_mask_added", "sdpa_mask"),
+    Variant(mask="hide_diagonal_too"): ("cause_diagonal", "diagonal"),
+    Variant(mask="hide_diagonal_too", fill=-1e9): ("cause_diagonal_finite", "diagonal"),
+    Variant(heads="interleaved"): ("cause_heads_interleaved", "heads"),
+    Variant(heads="no_transpose"): ("cause_heads_no_transpose", "heads_transpose"),
+    Variant(heads="no_transpose_in"): ("cause_heads_no_transpose", "heads_transpose"),
+    Variant(out_proj=False): ("cause_out_proj", "out_proj"),
+}
+
+
+def _failure(s: ClassSubject, index: int) -> Failure:
+    outcome = s.outcome(s.probes[index])
+    book_ran = index > 0 and s.outcome(s.probes[0]).error is None
+    return Failure(outcome.error, outcome.module, outcome.probe, s.locator, book_ran)
+
+
+def _shown(s: ClassSubject) -> str:
+    arguments = s.arguments(s.probes[0])
+    return f"{s.cls.__name__}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})"
+
+
+def constructs(s: ClassSubject) -> Result:
+    if missing := s.missing():
+        return failed(
+            msg("fail_needs", cls=s.cls.__name__, missing=", ".join(missing), role=s.role)
+        )
+    for index, probe in enumerate(s.probes):
+        if s.outcome(probe).stage == "constructs":
+            cause, topic = error_cause(_failure(s, index))
+            return failed(msg("fail_constructs", call=_shown(s), cause=cause), topic)
+    note = msg("note_square") if s.square else ""
+    return passed("pass_constructs", call=_shown(s), probes=len(s.probes), note=note)
+
+
+def runs(s: ClassSubject) -> Result:
+    for index, probe in enumerate(s.probes):
+        if s.outcome(probe).stage == "runs":
+            cause, topic = error_cause(_failure(s, index))
+            return failed(cause, topic)
+    shapes = ", ".join(str(tuple(s.outcome(p).x.shape)) for p in s.probes)  # type: ignore[union-attr]
+    return passed("pass_runs", shapes=shapes)
+
+
+def shape(s: ClassSubject) -> Result:
+    for probe in s.probes:
+        expected, y = s.expected_shape(probe), s.outcome(probe).y
+        if not isinstance(y, Tensor) or tuple(y.shape) != expected:
+            message, topic = shape_message(s.role, y, expected, probe)
+            return failed(message, topic)
+    return passed("pass_shape", shape=str(s.expected_shape(s.probes[0])))
+
+
+def _variant_message(s: ClassSubject) -> tuple[Message, str]:
+    verdict = s.verdict
+    key, topic = VARIANT_CAUSES[verdict.variant]  # type: ignore[index]
+    if key == "cause_keep_mask_as_hide" and _uses_sdpa(s):
+        key, topic = "cause_sdpa_hide_mask", "sdpa_mask"
+    message = msg(key, cls=s.cls.__name__)
+    if verdict.compared:  # it matched at the book's shapes: say where it stopped matching
+        message = msg("at_probe", probe=describe(verdict.probe), cause=message)
+    return message, topic
+
+
+def _uses_sdpa(s: ClassSubject) -> bool:
+    """Whether the class calls scaled_dot_product_attention, itself or (with no mask of its
+    own) through a function of the learner's."""
+    own = "scaled_dot_product_attention" in s.source
+    elsewhere = any("scaled_dot_product_attention" in source for source in s.sources)
+    return own or ("masked_fill" not in s.source and elsewhere)
+
+
+def _plain_list(module: nn.Module) -> str:
+    """The attribute that holds modules in a plain list, where nn.ModuleList belongs."""
+    for name, value in vars(module).items():
+        if isinstance(value, list | tuple) and any(isinstance(v, nn.Module) for v in value):
+            return name
+    return ""
+
+
+def _difference(s: ClassSubject) -> tuple[Message, str]:
+    verdict = s.verdict
+    outcome = verdict.outcome
+    mappings = s.mappings(outcome)  # type: ignore[arg-type]
+    if not mappings:
+        hidden = _plain_list(outcome.module)  # type: ignore[arg-type]
+        if hidden:
+            return msg("fail_heads_list", name=hidden), "heads"
+        shapes = [tuple(p.shape) for p in outcome.module.parameters() if p.dim() == 2]  # type: ignore[union-attr]
+        probe = outcome.probe  # type: ignore[union-attr]
+        message = msg(
+            "fail_weights_unread", role=s.role, shapes=str(shapes), d_in=probe.d_in,
+            d_out=probe.d_out,
+        )  # fmt: skip
+        return message, s.role
+    book = book_forward(s.role, mappings[0], outcome.x, BOOK)  # type: ignore[union-attr, arg-type]
+    y: Tensor = outcome.y  # type: ignore[assignment, union-attr]
+    differs = ~torch.isclose(y.float(), book.float(), rtol=0, atol=TOLERANCE, equal_nan=True)
+    index = tuple(int(i) for i in differs.nonzero()[0])
+    message = msg(
+        "fail_differs", index=str(index), mine=f"{y[index].item():.4f}",
+        book=f"{book[index].item():.4f}",
+    )  # fmt: skip
+    if verdict.compared:
+        message = msg("at_probe", probe=describe(verdict.probe), cause=message)
+    return message, s.role
+
+
+def matches_book(s: ClassSubject) -> Result:
+    if _shared_heads(s):
+        return skipped("skip_differs_as", check="heads")
+    verdict = s.verdict
+    if verdict.probe is None:
+        return passed(
+            "pass_matches", role=s.role, probes=len(verdict.compared), tolerance=TOLERANCE
+        )
+    if verdict.variant is not None:
+        return skipped("skip_differs_as", check=verdict.check)
+    return failed(*_difference(s))
+
+
+_AGREES = {
+    "scale": "pass_scale",
+    "softmax_dim": "pass_softmax_dim",
+    "causal": "pass_causal",
+    "diagonal": "pass_diagonal",
+    "heads": "pass_heads",
+    "out_proj": "pass_out_proj",
+}
+
+
+_MASKS = {"causal", "diagonal"}
+
+
+def explained(check: str):
+    """A check that passes when the outputs equal the book's, or when they differ in another
+    aspect alone; fails when they differ in its own."""
+
+    def run(s: ClassSubject) -> Result:
+        verdict = s.verdict
+        if verdict.check == check:
+            return failed(*_variant_message(s))
+        if verdict.variant is None:
+            return skipped("skip_other_difference")
+        if {check, verdict.check} <= _MASKS:  # one mask: not right on the one, wrong on the other
+            return skipped("skip_differs_as", check=verdict.check)
+        return passed(_AGREES[check])
+
+    run.__name__ = check
+    return run
+
+
+def causal(s: ClassSubject) -> Result:
+    """Explained by a variant, or probed: changing the last token leaves the others alone."""
+    result = explained("causal")(s)
+    if result.status != "pass":
+        return result
+    outcome = s.outcome(s.probes[0])
+    changed = outcome.x.clone()  # type: ignore[union-attr]
+    changed[..., -1, :] += 1.0
+    before, after = outcome.y, call(outcome.module, changed)  # type: ignore[arg-type]
+    if not close(after[..., :-1, :], before[..., :-1, :]):  # type: ignore[index]
+        return failed(msg("cause_future_visible", cls=s.cls.__name__), "causal")
+    if "tril(" in s.source and "== 0" in s.source:
+        return passed("pass_causal_keep_mask")
+    return passed("pass_causal")
+
+
+def diagonal(s: ClassSubject) -> Result:
+    result = explained("diagonal")(s)
+    if (
+        result.status == "pass"
+        and s.verdict.check != "causal"
+        and torch.isnan(s.outcome(s.probes[0]).y).any()
+    ):  # type: ignore[arg-type]
+        return failed(msg("cause_diagonal_nan"), "diagonal")
+    return result
+
+
+def mask_buffer(s: ClassSubject) -> Result:
+    module = s.outcome(s.probes[0]).module
+    for name, buffer in module.named_buffers():  # type: ignore[union-attr]
+        if buffer.dim() >= 2 and buffer.shape[-1] == buffer.shape[-2]:
+            return passed("pass_mask_buffer", name=name)
+    plain = [n for n, v in vars(module).items() if isinstance(v, Tensor) and v.dim() >= 2]
+    if plain:
+        return failed(msg("fail_mask_attribute", cls=s.cls.__name__, name=plain[0]), "mask_buffer")
+    return skipped("skip_no_mask_kept")
+
+
+def _shared_heads(s: ClassSubject) -> bool:
+    """Whether a ModuleList holds one module several times ([head] * num_heads)."""
+    module: nn.Module = s.outcome(s.probes[0]).module  # type: ignore[assignment]
+    lists = [m for m in module.modules() if isinstance(m, nn.ModuleList)]
+    return any(len({id(head) for head in heads}) < len(heads) for heads in lists)
+
+
+def heads(s: ClassSubject) -> Result:
+    """Explained by a variant, or one module repeated in a ModuleList ([head] * num_heads)."""
+    if _shared_heads(s):
+        return failed(msg("cause_shared_heads", cls=s.cls.__name__), "heads")
+    return explained("heads")(s)

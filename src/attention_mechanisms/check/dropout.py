@@ -1,0 +1,146 @@
+"""The dropout check: where the learner's dropout acts, read from what it produced.
+
+Dropout's draws depend on how the code asks for them (``nn.Dropout``, ``F.dropout``,
+``scaled_dot_product_attention``'s ``dropout_p``), so the check does not compare draws.
+It asks instead whether the training-mode output *can be* the book's: every token's
+context vector must be ``1 / (1 - p)`` times the sum of its value vectors weighted by the
+attention weights, each weight either kept or dropped. With six tokens that is at most
+``2 ** 6`` subsets a row and a head, all tried. If no subset gives the output, the other
+placements are tried the same way (survivors scaled by ``1 / p``, dropout on the scores
+before the softmax, dropout on the output), and the one that gives it is named.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+import torch
+from torch import Tensor
+
+from .messages import msg
+from .reference import Variant, head_inputs, scores_of, weights_of
+from .result import Result, failed, passed, skipped
+from .subject import ClassSubject, call, close
+
+P = 0.25  # not 0.5, where 1 / p and 1 / (1 - p) are both 2
+TOLERANCE = 1e-4  # float32 output against float64 sums of up to six terms
+
+
+def _subsets(n: int) -> Tensor:
+    """Every subset of ``n`` items, as rows of 0 and 1: ``(2 ** n, n)``."""
+    return ((torch.arange(2**n)[:, None] >> torch.arange(n)) & 1).double()
+
+
+Rows = Callable[[Tensor, Tensor, Tensor, int, Variant], Tensor]
+
+
+def _on_weights(scale: float) -> Rows:
+    """Row ``i``'s possible context vectors: each weight kept or dropped, survivors times
+    ``scale``."""
+
+    def rows(q: Tensor, k: Tensor, v: Tensor, i: int, variant: Variant) -> Tensor:
+        weights = weights_of(q, k, variant, True)[i]  # (T,)
+        seen = weights != 0
+        return (_subsets(int(seen.sum())) * weights[seen] * scale) @ v[seen]
+
+    return rows
+
+
+def _on_scores(q: Tensor, k: Tensor, v: Tensor, i: int, variant: Variant) -> Tensor:
+    """Row ``i``'s possible context vectors when dropout zeroes visible scores before the
+    softmax."""
+    scores = scores_of(q, k, variant, True)[i]  # (T,)
+    seen = torch.isfinite(scores)
+    subsets = _subsets(int(seen.sum()))
+    dropped = scores.expand(len(subsets), -1).clone()
+    dropped[:, seen] = subsets * scores[seen] / (1 - P)
+    return torch.softmax(dropped, dim=-1) @ v
+
+
+def _joint(rows: Rows, heads: list[tuple[Tensor, ...]], b: int, i: int, variant: Variant):
+    """Every combination of the heads' possible context vectors, side by side."""
+    choices = [rows(q[b], k[b], v[b], i, variant) for q, k, v in heads]
+    joint = choices[0]
+    for more in choices[1:]:
+        joint = torch.cat((joint.repeat_interleave(len(more), 0), more.repeat(len(joint), 1)), -1)
+    return joint
+
+
+def _distance(joint: Tensor, row: Tensor, output_dropout: bool) -> Tensor:
+    """How far ``row`` is from the nearest of the possible outputs ``joint``: exactly, or
+    with each element either dropped or scaled by ``1 / (1 - p)`` once more."""
+    if not output_dropout:
+        return (joint - row).abs().amax(-1).min()
+    kept = (joint / (1 - P) - row).abs()
+    return torch.where(row.abs() <= TOLERANCE, 0.0, kept).amax(-1).min()
+
+
+def _explains(s: ClassSubject, y: Tensor, rows: Rows, output_dropout: bool = False) -> bool:
+    """Whether every token's output is one of its row's possible outputs under ``rows``
+    (with a second dropout on the output, after the projection, if ``output_dropout``)."""
+    verdict = s.verdict
+    x = s.outcome(verdict.probe or s.probes[0]).x
+    variant: Variant = verdict.variant  # type: ignore[assignment]
+    heads = [
+        tuple(t.double().reshape(-1, *t.shape[-2:]) for t in head)
+        for head in head_inputs(s.role, verdict.mapping, x, variant)  # type: ignore[arg-type]
+    ]
+    projects = s.role == "MultiHeadAttention" and variant.out_proj
+    out = verdict.mapping.out if projects else None  # type: ignore[union-attr]
+    flat = y.double().reshape(-1, *y.shape[-2:])  # (batch, T, features)
+    for b, i in itertools.product(range(flat.shape[0]), range(flat.shape[1])):
+        joint = _joint(rows, heads, b, i, variant)
+        if out is not None:
+            joint = joint @ out.weight.double() + (0 if out.bias is None else out.bias.double())
+        if _distance(joint, flat[b, i], output_dropout) > TOLERANCE:
+            return False
+    return True
+
+
+def _on_output(y: Tensor, y_eval: Tensor) -> bool:
+    """Every output element either dropped or kept and scaled: dropout after attention."""
+    zero = y.abs() <= TOLERANCE
+    kept = (y - y_eval / (1 - P)).abs() <= TOLERANCE
+    return bool((zero | kept).all())
+
+
+# (whether it explains the training output, message key, the site's section)
+_PLACEMENTS: list[tuple[Callable[[ClassSubject, Tensor, Tensor], bool], str, str]] = [
+    (lambda s, y, e: bool(torch.isnan(y).any()), "cause_dropout_nan", "dropout_before_softmax"),
+    (lambda s, y, e: _explains(s, y, _on_weights(1 / P)), "cause_dropout_1_p", "dropout_scale"),
+    (lambda s, y, e: _explains(s, y, _on_scores), "cause_dropout_scores", "dropout_before_softmax"),
+    (lambda s, y, e: _on_output(y, e), "cause_dropout_output", "dropout"),
+]
+
+
+_PLAIN = ("hide_future", "slices")  # the mask and heads that the placements are read with
+
+
+@torch.no_grad()
+def dropout(s: ClassSubject) -> Result:
+    if not s.takes("dropout"):
+        return skipped("skip_no_dropout_rate")
+    verdict = s.verdict
+    variant = verdict.variant
+    if variant is None or verdict.mapping is None or (variant.mask, variant.heads) != _PLAIN:
+        return skipped("skip_other_difference")
+    probe = verdict.probe or s.probes[0]  # where the weights were read
+    module, x = s.build(probe, dropout=P), s.outcome(probe).x
+    y_eval = call(module, x)
+    if not close(call(module, x), y_eval) or not close(y_eval, s.outcome(probe).y):
+        return failed(msg("fail_dropout_eval", p=P), "dropout")
+    module.train()
+    torch.manual_seed(0)
+    y = call(module, x)
+    if close(y, y_eval):
+        return failed(msg("fail_dropout_inactive", p=P), "dropout")
+    book = _on_weights(1 / (1 - P))
+    if not torch.isnan(y).any() and _explains(s, y, book):
+        return passed("pass_dropout", p=P)
+    if s.role == "MultiHeadAttention" and _explains(s, y, book, output_dropout=True):
+        return passed("pass_dropout_and_output", p=P)  # GPT-2's resid_dropout, as nanoGPT
+    for explains, key, topic in _PLACEMENTS:
+        if explains(s, y, y_eval):
+            return failed(msg(key, p=P), topic)
+    return failed(msg("fail_dropout_differs", p=P), "dropout")

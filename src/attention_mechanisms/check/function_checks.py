@@ -1,0 +1,135 @@
+"""The checks of a function: a helper of 3.3 (scores, softmax, context vectors) or a
+stand-alone attention function ``f(query, key, value, mask=None)``.
+
+Each role has its inputs and the book's answer (`CASES`); the function is called once per
+case and its answer kept, so the checks only read it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+import torch
+from torch import Tensor
+
+from .causes import Failure, error_cause
+from .components import Component
+from .locate import Locator
+from .messages import msg
+from .probes import BOOK, INPUTS
+from .result import Result, failed, passed, skipped
+from .subject import LEARNER_ERRORS, TOLERANCE, close
+
+_QKV = [torch.rand(2, 2, 6, 3, generator=torch.Generator().manual_seed(n)) for n in range(3)]
+_HIDE = torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1)  # the book's causal mask
+
+
+def _attention(q: Tensor, k: Tensor, v: Tensor, hide: Tensor | None = None) -> Tensor:
+    scores = q @ k.mT / q.shape[-1] ** 0.5
+    if hide is not None:
+        scores = scores.masked_fill(hide, -torch.inf)
+    return torch.softmax(scores, dim=-1) @ v
+
+
+_WEIGHTS = torch.softmax(INPUTS @ INPUTS.T, dim=-1)
+_ROW = _WEIGHTS[1]  # the weights of "journey", the book's query in 3.3.1
+_QKV2 = [t[0, 0] for t in _QKV]  # one sequence, one head: (6, 3)
+# role -> its cases: (arguments, the book's answer), the way the book calls it first; a
+# function is checked on the first case that it runs on with the answer's shape.
+CASES: dict[str, list[tuple[tuple[Tensor, ...], Tensor]]] = {
+    "attention_function": [(tuple(_QKV), _attention(*_QKV)), (tuple(_QKV2), _attention(*_QKV2))],
+    "softmax": [((INPUTS @ INPUTS[1],), torch.softmax(INPUTS @ INPUTS[1], dim=0))],
+    "context": [((_WEIGHTS, INPUTS), _WEIGHTS @ INPUTS), ((_ROW, INPUTS), _ROW @ INPUTS)],
+    "scores": [((INPUTS,), INPUTS @ INPUTS.T), ((INPUTS, INPUTS[1]), INPUTS @ INPUTS[1])],
+}
+
+
+def _first(out: object) -> object:
+    return out[0] if isinstance(out, tuple) and out else out  # (context, weights)
+
+
+@dataclass
+class FunctionSubject:
+    component: Component
+    locator: Locator
+    sources: list[str]
+    error: BaseException | None = None  # what the first case raised, if none ran
+
+    @property
+    def role(self) -> str:
+        return self.component.role or ""
+
+    @property
+    def function(self) -> Callable:
+        return self.component.obj  # type: ignore[return-value]
+
+    @cached_property
+    def answer(self) -> tuple[object, Tensor]:
+        """The function's answer and the book's, on the first case that fits it."""
+        found: tuple[object, Tensor] | None = None
+        for arguments, book in CASES[self.role]:
+            try:
+                torch.manual_seed(123)
+                out = _first(self.function(*arguments))
+            except LEARNER_ERRORS as error:
+                self.error = self.error or error
+                continue
+            found = found or (out, book)
+            if isinstance(out, Tensor) and out.shape == book.shape:
+                self.error = None
+                return out, book
+        if found is not None:
+            self.error = None
+            return found
+        return None, CASES[self.role][0][1]
+
+
+def runs(s: FunctionSubject) -> Result:
+    answer, _ = s.answer
+    if answer is None and s.error is not None:
+        cause, topic = error_cause(Failure(s.error, None, BOOK, s.locator))
+        return failed(cause, topic or s.role)
+    return passed("pass_runs_function")
+
+
+def shape(s: FunctionSubject) -> Result:
+    answer, book = s.answer
+    expected = tuple(book.shape)
+    if not isinstance(answer, Tensor) or tuple(answer.shape) != expected:
+        seen = tuple(answer.shape) if isinstance(answer, Tensor) else type(answer).__name__
+        return failed(msg("cause_shape", seen=str(seen), expected=str(expected), role=s.role))
+    return passed("pass_shape_function", shape=str(expected))
+
+
+def matches_book(s: FunctionSubject) -> Result:
+    answer, book = s.answer
+    answer = answer if isinstance(answer, Tensor) else torch.tensor(float("nan"))
+    if close(answer, book):
+        return passed("pass_matches_function", tolerance=TOLERANCE)
+    differs = ~torch.isclose(answer.float(), book, rtol=0, atol=TOLERANCE, equal_nan=True)
+    index = tuple(int(i) for i in differs.nonzero()[0])
+    message = msg(
+        "fail_differs", index=str(index), mine=f"{answer[index].item():.4f}",
+        book=f"{book[index].item():.4f}",
+    )  # fmt: skip
+    return failed(message, s.role)
+
+
+def causal(s: FunctionSubject) -> Result:
+    """With a causal mask as its fourth argument, in either convention, it hides the future."""
+    if len(inspect.signature(s.function).parameters) < 4:
+        return skipped("skip_takes_no_mask")
+    _, book_answer = s.answer
+    qkv = _QKV if book_answer.dim() == 4 else _QKV2
+    book = _attention(*qkv, _HIDE)
+    for mask, key in ((_HIDE, "pass_causal_hide_mask"), (~_HIDE, "pass_causal_keep_mask")):
+        try:
+            out = _first(s.function(*qkv, mask))
+        except LEARNER_ERRORS:
+            continue
+        if close(out, book):
+            return passed(key)
+    return failed(msg("fail_causal_function"), "causal")

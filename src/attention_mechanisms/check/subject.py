@@ -1,0 +1,208 @@
+"""A learner's class in a role of the book, built and run at every probe, once.
+
+`ClassSubject` builds the class at each of its role's probes (`probes.PROBES`) with the
+book's arguments under the learner's parameter names, runs it, and keeps what happened
+(`Outcome`). Its `verdict` compares the outputs with the book's computation on the same
+weights, probe by probe: the first probe where they differ, and the `Variant` that the
+learner's output equals there, if one does. Every check reads from here, so the learner's
+code runs once per probe, whatever the number of checks.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+
+import torch
+from torch import Tensor, nn
+
+from .components import CONFIG, Component, config, init_source
+from .locate import Locator
+from .probes import PROBES, Probe
+from .reference import BOOK, VARIANTS, Variant, book_forward
+from .weights import Mapping, candidates
+
+TOLERANCE = 1e-5
+MAPPINGS = 64  # at most this many ways of reading the learner's weights are tried
+# What a learner's code may raise: a sys.exit() or a KeyboardInterrupt in it is their error too.
+LEARNER_ERRORS = (Exception, SystemExit, KeyboardInterrupt)
+
+
+def close(a: object, b: Tensor, last_row: bool = True) -> bool:
+    """Equal shapes and values to `TOLERANCE` (NaN equal to NaN); without the last token's
+    row when ``last_row`` is false."""
+    if not isinstance(a, Tensor) or a.shape != b.shape:
+        return False
+    if not last_row:
+        a, b = a[..., :-1, :], b[..., :-1, :]
+    return bool(torch.allclose(a.float(), b.float(), rtol=0, atol=TOLERANCE, equal_nan=True))
+
+
+def call(module: nn.Module, x: Tensor) -> object:
+    """``module(x)``, or ``module(x, x, x)`` for a forward that requires query, key and value;
+    the first element of a tuple it returns (as ``(context, weights)``)."""
+    required = [
+        p for p in inspect.signature(module.forward).parameters.values()
+        if p.default is inspect.Parameter.empty
+        and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]  # fmt: skip
+    with torch.no_grad():
+        out = module(x, x, x) if len(required) >= 3 else module(x)
+    return out[0] if isinstance(out, tuple) and out else out
+
+
+@dataclass
+class Outcome:
+    """What happened at one probe: the module built, its input and output, or the error
+    and the stage (``"constructs"`` or ``"runs"``) that raised it."""
+
+    probe: Probe
+    module: nn.Module | None = None
+    x: Tensor | None = None
+    y: object = None
+    error: BaseException | None = None
+    stage: str = ""
+
+
+@dataclass
+class Verdict:
+    """How the outputs compare with the book's: at the first probe where they differ (None:
+    equal at every probe), the variant the output equals there (None: none does), and the
+    learner's weights in the book's roles under which it does."""
+
+    probe: Probe | None = None
+    variant: Variant | None = BOOK
+    mapping: Mapping | None = None
+    check: str = ""  # the check named by the variant
+    outcome: Outcome | None = None
+    compared: list[Probe] = field(default_factory=list)
+
+
+class ClassSubject:
+    """One of the learner's classes in one of the book's roles."""
+
+    def __init__(self, component: Component, locator: Locator, sources: list[str]) -> None:
+        self.component, self.locator, self.sources = component, locator, sources
+        self.role: str = component.role or ""
+        self.cls: type = component.obj  # type: ignore[assignment]
+        self.names = component.parameters  # the book's parameter -> the learner's
+        self._outcomes: dict[Probe, Outcome] = {}
+
+    @cached_property
+    def square(self) -> bool:
+        """Whether d_in must equal d_out: no d_out parameter, or nn.MultiheadAttention,
+        whose query has embed_dim features by PyTorch's design."""
+        return "d_out" not in self.names or "MultiheadAttention(" in init_source(self.cls)
+
+    @cached_property
+    def probes(self) -> list[Probe]:
+        probes = (
+            [probe.square() for probe in PROBES[self.role]] if self.square else PROBES[self.role]
+        )
+        if probes[0].batch == 0 and self._batched_only(probes[0]):
+            probes = [replace(probe, batch=2) for probe in probes]
+        return list(probes)
+
+    def _batched_only(self, probe: Probe) -> bool:
+        """Whether v1 or v2, which the book runs on one sequence, only runs on a batch (as a
+        learner's written with ``transpose(1, 2)`` does): then it is checked on batches."""
+        if self.outcome(probe).stage != "runs":
+            return False
+        return self.outcome(replace(probe, batch=2)).error is None
+
+    @cached_property
+    def source(self) -> str:
+        """The source of the class's methods (a class that a cell defined has no file)."""
+        parts = []
+        for member in vars(self.cls).values():
+            try:
+                parts.append(inspect.getsource(member))
+            except (OSError, TypeError):
+                continue
+        return "\n".join(parts)
+
+    def takes(self, book: str) -> bool:
+        """Whether the constructor takes the book's parameter ``book`` (a configuration
+        takes them all)."""
+        return book in self.names or CONFIG in self.names
+
+    def missing(self) -> list[str]:
+        """Parameters without a default that the book's constructor does not have."""
+        parameters = list(inspect.signature(self.cls.__init__).parameters.items())[1:]
+        return [
+            name
+            for name, p in parameters
+            if p.default is inspect.Parameter.empty
+            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            and name not in self.names.values()
+        ]
+
+    def arguments(self, probe: Probe, **changes: object) -> dict[str, object]:
+        values = {**probe.values(), **changes}
+        if CONFIG in self.names:
+            return {self.names[CONFIG]: config(values)}
+        return {mine: values[book] for book, mine in self.names.items() if book in values}
+
+    def build(self, probe: Probe, **changes: object) -> nn.Module:
+        torch.manual_seed(123)
+        return self.cls(**self.arguments(probe, **changes)).eval()
+
+    def outcome(self, probe: Probe) -> Outcome:
+        if probe not in self._outcomes:
+            self._outcomes[probe] = self._run(probe)
+        return self._outcomes[probe]
+
+    def _run(self, probe: Probe) -> Outcome:
+        outcome = Outcome(probe, x=probe.inputs())
+        try:
+            outcome.module = self.build(probe)
+        except LEARNER_ERRORS as error:
+            return replace(outcome, error=error, stage="constructs")
+        try:
+            outcome.y = call(outcome.module, outcome.x)
+        except LEARNER_ERRORS as error:
+            return replace(outcome, error=error, stage="runs")
+        return outcome
+
+    def expected_shape(self, probe: Probe) -> tuple[int, ...]:
+        heads = probe.num_heads if self.role == "MultiHeadAttentionWrapper" else 1
+        x = probe.inputs()
+        return (*x.shape[:-1], probe.d_out * heads)
+
+    def mappings(self, outcome: Outcome) -> list[Mapping]:
+        probe = outcome.probe
+        found = candidates(outcome.module, self.role, probe.d_in, probe.d_out, probe.num_heads)
+        return list(itertools.islice(found, MAPPINGS))
+
+    def match(self, outcome: Outcome, variants: list[Variant]) -> tuple[Variant, Mapping] | None:
+        """The first variant, and the reading of the weights, that give the output."""
+        mappings = self.mappings(outcome)
+        for variant in variants:
+            for mapping in mappings:
+                try:
+                    book = book_forward(self.role, mapping, outcome.x, variant)
+                except (RuntimeError, LookupError):  # the reading does not fit the variant
+                    continue
+                if close(outcome.y, book, last_row=not variant.rows_ignored):
+                    return variant, mapping
+        return None
+
+    @cached_property
+    def verdict(self) -> Verdict:
+        """Probe by probe, until the output differs from the book's (see `Verdict`)."""
+        verdict = Verdict()
+        for probe in self.probes:
+            outcome = self.outcome(probe)
+            found = self.match(outcome, [BOOK])
+            if found is not None:
+                verdict.mapping = verdict.mapping or found[1]
+                verdict.compared.append(probe)
+                continue
+            others = [v for variants in VARIANTS.values() for v in variants]
+            explained = self.match(outcome, others)
+            variant, mapping = explained or (None, None)
+            check = next((c for c, vs in VARIANTS.items() if variant in vs), "")
+            return Verdict(probe, variant, mapping, check, outcome, verdict.compared)
+        return verdict

@@ -1,0 +1,143 @@
+"""attention-check, one check at a time: the correct notebook ``renamed.py`` with one line
+changed breaks exactly one check, and the message says why. Checked in this process
+(`checking.check_source`): the separate process is tested in test_check.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from checking import check_source, failures
+
+from attention_mechanisms.check.checks import CHECKS
+
+RENAMED = (Path(__file__).parent / "fixtures" / "check" / "renamed.py").read_text(encoding="utf-8")
+
+
+def in_class(name: str, old: str, new: str, count: int = 1) -> str:
+    """The renamed notebook with ``old`` replaced in class ``name`` only."""
+    cells = RENAMED.split("# %%\n")
+    (index,) = [i for i, cell in enumerate(cells) if f"class {name}(" in cell]
+    assert cells[index].count(old) == count, (name, old)
+    cells[index] = cells[index].replace(old, new)
+    return "# %%\n".join(cells)
+
+
+BROKEN = {
+    "constructs": in_class(
+        "SelfAttention_v2",
+        "def __init__(self, embedding_dim, output_dim, bias=False):",
+        "def __init__(self, embedding_dim, output_dim, vocabulary, bias=False):",
+    ),
+    "runs": in_class("SelfAttention_v2", "keys = self.key(x)", "keys = self.key(x, x)"),
+    "shape": in_class("SelfAttention_v2", "return attn_weights @ values", "return attn_weights"),
+    "matches_book": in_class(
+        "SelfAttention_v2", "return attn_weights @ values", "return attn_weights @ values + 1"
+    ),
+    "scale": in_class("SelfAttention_v2", "attn_scores / keys.shape[-1] ** 0.5", "attn_scores"),
+    "softmax_dim": in_class("SelfAttention_v2", "dim=-1)", "dim=0)"),
+    "causal": in_class(
+        "CausalAttention",
+        "attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)"
+        "\n        ",
+        "",
+    ),
+    "diagonal": in_class("CausalAttention", "diagonal=1", "diagonal=0"),
+    "mask_buffer": in_class(
+        "CausalAttention",
+        'self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size), diagonal=1))',
+        "self.mask = torch.triu(torch.ones(block_size, block_size), diagonal=1)",
+    ),
+    "dropout": in_class(
+        "CausalAttention",
+        "attn_weights = self.dropout(attn_weights)\n        return attn_weights @ values",
+        "return self.dropout(attn_weights @ values)",
+    ),
+    "heads": in_class(
+        "MultiHeadAttention",
+        ".view(b, num_tokens, self.head_count, self.head_dim).transpose(1, 2)",
+        ".view(b, num_tokens, self.head_dim, self.head_count).permute(0, 3, 1, 2)",
+        count=3,
+    ).replace(
+        "(attn_weights @ values).transpose(1, 2)", "(attn_weights @ values).permute(0, 2, 3, 1)"
+    ),
+    "out_proj": in_class(
+        "MultiHeadAttention", "return self.out_proj(context_vec)", "return context_vec"
+    ),
+}
+
+
+def test_every_check_has_a_notebook_that_breaks_it():
+    assert set(BROKEN) == set(CHECKS)
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_a_notebook_that_breaks_one_check_fails_that_check_alone(check):
+    report = check_source(BROKEN[check])
+    assert set().union(*failures(report).values()) == {check}
+    for component in report["components"]:
+        for result in component["checks"]:
+            if result["status"] == "fail" and check not in ("shape", "constructs", "runs"):
+                assert "(see https://" in result["message"]
+
+
+def test_the_messages_name_the_cause():
+    cases = {
+        "scale": "the scores are not scaled: divide them by keys.shape[-1] ** 0.5",
+        "softmax_dim": "the softmax normalises over the queries (dim=-2 or 0): use dim=-1",
+        "causal": "later tokens are not hidden",
+        "diagonal": "the mask hides each token from itself too: triu needs diagonal=1",
+        "mask_buffer": "CausalAttention: self.mask is a plain attribute; register it",
+        "out_proj": "the output projection is never applied",
+        "heads": "each head takes every num_heads-th column",
+        "dropout": "dropout acts on the output, not on the attention weights",
+    }
+    for check, expected in cases.items():
+        report = check_source(BROKEN[check])
+        texts = [
+            k["message"] for c in report["components"] for k in c["checks"] if k["status"] == "fail"
+        ]
+        assert any(expected in text for text in texts), (check, texts)
+
+
+UNSCALED_MHA = in_class("MultiHeadAttention", "attn_scores / keys.shape[-1] ** 0.5", "attn_scores")
+FINITE_FILL = in_class("CausalAttention", "diagonal=1", "diagonal=0").replace(
+    "-torch.inf)\n        attn_weights = torch.softmax",
+    "-1e9)\n        attn_weights = torch.softmax",
+    1,
+)
+NO_OUT_PROJ = in_class(
+    "MultiHeadAttention", "        self.out_proj = nn.Linear(dim_out, dim_out)\n", ""
+).replace("return self.out_proj(context_vec)", "return context_vec")
+ONE_HEAD_REPEATED = in_class(
+    "MultiHeadAttentionWrapper",
+    "[\n                CausalAttention(dim_in, dim_out, block_size, drop_rate, qkv_bias)\n"
+    "                for _ in range(head_count)\n            ]",
+    "[CausalAttention(dim_in, dim_out, block_size, drop_rate, qkv_bias)] * head_count",
+)
+OPTIONAL_ARGUMENTS = in_class(
+    "CausalAttention", "def forward(self, x):", "def forward(self, x, mask=None, weights=False):"
+)
+EXITS = in_class(
+    "SelfAttention_v2", "super().__init__()", "super().__init__()\n        raise SystemExit"
+)
+PLOTTING = RENAMED + "\n\n# %%\ndef plot_attention_scores(scores):\n    pass\n"
+MORE_MISTAKES = {
+    # An MHA head of one column hides the scaling: the comparison runs at d_out = 4.
+    "unscaled MultiHeadAttention": (UNSCALED_MHA, {"scale"}),
+    "diagonal hidden, finite fill": (FINITE_FILL, {"diagonal"}),
+    "no output projection at all": (NO_OUT_PROJ, {"out_proj"}),
+    "one head repeated": (ONE_HEAD_REPEATED, {"heads"}),
+    "optional forward arguments": (OPTIONAL_ARGUMENTS, set()),
+    "sys.exit in a constructor": (EXITS, {"constructs"}),
+    "a plotting helper": (PLOTTING, set()),
+}
+
+
+@pytest.mark.parametrize("case", MORE_MISTAKES)
+def test_more_mistakes_are_named_by_the_right_check(case):
+    source, expected = MORE_MISTAKES[case]
+    report = check_source(source)
+    assert set().union(*failures(report).values()) == expected
+    assert "plot_attention_scores" not in [c["name"] for c in report["components"]]
