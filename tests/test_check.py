@@ -172,6 +172,46 @@ MISTAKES = {
         "MultiHeadAttentionWrapper", "matches_book", "its heads are in a plain list, self.heads",
         "heads",
     ),
+    "mha_scale_sqrt_d_out.py": (
+        "MultiHeadAttention", "scale", "divided by the square root of d_out, not of the head "
+        "dimension", "scale",
+    ),
+    "mha_join_without_transpose.py": (
+        "MultiHeadAttention", "heads", "joined with view(b, num_tokens, d_out) straight from",
+        "heads_transpose",
+    ),
+    "causal_mask_rows_only.py": (
+        "CausalAttention", "runs", "the mask is not cut to the number of tokens", "mask_not_sliced",
+    ),
+    "causal_dropout_on_context.py": (
+        "CausalAttention", "dropout", "dropout acts on the output, not on the attention weights",
+        "dropout",
+    ),
+    "causal_scale_by_d_in.py": (
+        "CausalAttention", "scale", "divided by the square root of d_in", "scale",
+    ),
+    "causal_fdropout_always_on.py": (
+        "CausalAttention", "dropout", "in eval mode, with dropout=0.25, the output is not the "
+        "output without dropout", "dropout",
+    ),
+    "wrapper_cat_dim1.py": (
+        "MultiHeadAttentionWrapper", "shape", "joined along the tokens; torch.cat needs dim=-1",
+        "cat_dim",
+    ),
+    "causal_softmax_dim1_batched.py": (
+        "CausalAttention", "softmax_dim", "the softmax normalises over the queries", "softmax_dim",
+    ),
+    "mha_out_proj_unused.py": (
+        "MultiHeadAttention", "out_proj", "the output projection is never applied", "out_proj",
+    ),
+    "mha_view_with_context_length.py": (
+        "MultiHeadAttention", "runs", "works with the book's shapes; with 4 tokens and "
+        "context_length=6: RuntimeError: shape '[2, 6, 2, 1]' is invalid", None,
+    ),
+    "causal_masked_fill_not_assigned.py": (
+        "CausalAttention", "causal", "masked_fill returns a new tensor, and its result is not kept",
+        "causal",
+    ),
     "softmax_over_queries.py": (
         "SelfAttention_v2", "softmax_dim", "the softmax normalises over the queries", "softmax_dim",
     ),
@@ -189,7 +229,7 @@ def test_each_mistake_fails_its_one_check_and_names_the_cause(reports, name):
     assert {c: f for c, f in failures(report).items() if f} == {component: {check}}
     text = message(report, component, check)
     assert fragment in text, text
-    assert text.endswith(f"(see {link(topic, 'en')})")
+    assert text.endswith(f"(see {link(topic, 'en')})") if topic else "(see " not in text
 
 
 # --------------------------------------------------------------------------- the learners

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from checking import check_source, failures
+from checking import check_source, failures, message
 
 from attention_mechanisms.check.checks import CHECKS
 
@@ -123,6 +123,16 @@ EXITS = in_class(
     "SelfAttention_v2", "super().__init__()", "super().__init__()\n        raise SystemExit"
 )
 PLOTTING = RENAMED + "\n\n# %%\ndef plot_attention_scores(scores):\n    pass\n"
+DROPOUT_ON_SCORES = in_class(
+    "CausalAttention",
+    "attn_scores = queries @ keys.transpose(1, 2)",
+    "attn_scores = self.dropout(queries @ keys.transpose(1, 2))",
+).replace("        attn_weights = self.dropout(attn_weights)\n", "", 1)
+DROPOUT_IN_EVAL = in_class(
+    "CausalAttention",
+    "attn_weights = self.dropout(attn_weights)",
+    "attn_weights = torch.nn.functional.dropout(attn_weights, self.dropout.p, training=True)",
+)
 MORE_MISTAKES = {
     # An MHA head of one column hides the scaling: the comparison runs at d_out = 4.
     "unscaled MultiHeadAttention": (UNSCALED_MHA, {"scale"}),
@@ -132,6 +142,13 @@ MORE_MISTAKES = {
     "optional forward arguments": (OPTIONAL_ARGUMENTS, set()),
     "sys.exit in a constructor": (EXITS, {"constructs"}),
     "a plotting helper": (PLOTTING, set()),
+    "dropout on the scores, before the mask": (DROPOUT_ON_SCORES, {"dropout"}),
+    "dropout in eval mode too": (DROPOUT_IN_EVAL, {"dropout"}),
+}
+CAUSES = {
+    "dropout on the scores, before the mask": "dropout acts on the scores, before the softmax",
+    "dropout in eval mode too": "in eval mode, with dropout=0.25, the output is not the output "
+    "without dropout",
 }
 
 
@@ -141,3 +158,5 @@ def test_more_mistakes_are_named_by_the_right_check(case):
     report = check_source(source)
     assert set().union(*failures(report).values()) == expected
     assert "plot_attention_scores" not in [c["name"] for c in report["components"]]
+    if case in CAUSES:
+        assert CAUSES[case] in message(report, "CausalAttention", "dropout")

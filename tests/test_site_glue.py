@@ -44,6 +44,9 @@ CHAPTER = """
 # %%
 print("a" * 3)
 
+# %% tags=["lang-vi"]
+print("ba chữ a")
+
 # %% [markdown]
 # Exercise: print 42.
 
@@ -86,6 +89,9 @@ def test_a_notebook_page_becomes_material_markup(rendered):
     assert all(output.has_attr("data-search-exclude") for output in outputs)
     # The raised error is shown, as its output.
     assert "ZeroDivisionError" in outputs[-1].get_text()
+    # A cell of one language's page says which (book.lang tags it).
+    assert [cell["data-lang"] for cell in soup.select(".nb-cell[data-lang]")] == ["vi"]
+    assert "ba chữ a" in soup.select_one(".nb-cell[data-lang]").get_text()
 
 
 def test_solutions_are_folded_at_render_time(rendered):

@@ -311,6 +311,7 @@ def test_the_english_page_leaves_out_the_code_cells_of_other_languages(docs):
     assert sources[:2] == code_sources(nbformat.read(executed, as_version=4))[:2]
     assert [c.source for c in nb.cells if c.cell_type == "markdown"][-1] == "The end."
     assert nb.cells[-2].outputs[0]["text"] == "Each weight: 0.2500\n"
+    assert nb.cells[-2].metadata.tags == ["lang-en"]  # the page marks it (data-lang="en")
     nbformat.validate(nb)
 
 

@@ -20,14 +20,18 @@ QUERIES = {
 }
 
 # The outputs a reader sees, figure captions and alt text aside (those are translated).
-OUTPUTS = """() => Array.from(document.querySelectorAll(".nb-output")).map((output) => {
+# The cells every language shows; a cell of one language's page has a data-lang attribute.
+OUTPUTS = """() => Array.from(document.querySelectorAll(".nb-cell:not([data-lang]) .nb-output"))
+  .map((output) => {
   const copy = output.cloneNode(true);
   copy.querySelectorAll("figcaption").forEach((caption) => caption.remove());
   copy.querySelectorAll("img").forEach((image) => image.removeAttribute("alt"));
   return copy.innerHTML;
 })"""
-CODE = """() => Array.from(document.querySelectorAll(".nb-cell pre code"))
+CODE = """() => Array.from(document.querySelectorAll(".nb-cell:not([data-lang]) pre code"))
   .map((code) => code.textContent)"""
+LANGUAGE_CELLS = """() => Array.from(document.querySelectorAll(".nb-cell[data-lang]"))
+  .map((cell) => cell.dataset.lang)"""
 
 
 def test_every_language_is_built_with_every_english_page():
@@ -147,10 +151,13 @@ def test_translated_chapters_show_the_english_code_and_outputs(context, base_url
     page.goto(f"{base_url}en/{path}")
     outputs, code = page.evaluate(OUTPUTS), page.evaluate(CODE)
     assert outputs and code
+    own = page.evaluate(LANGUAGE_CELLS)  # a page shows its own language's cells, and no other
+    assert set(own) <= {"en"}
     for language in TRANSLATIONS:
         page.goto(f"{base_url}{language}/{path}")
         assert page.evaluate(CODE) == code, language
         assert page.evaluate(OUTPUTS) == outputs, language
+        assert page.evaluate(LANGUAGE_CELLS) == [language] * len(own), language
         captions = page.locator("figcaption").all_inner_texts()
         english = (SITE / "en" / path / "index.html").read_text(encoding="utf-8")
         assert len(captions) == english.count("<figcaption>"), language

@@ -37,8 +37,15 @@ def shows(metadata: dict, language: str) -> bool:
 
 
 def shown_cells(cells: list, language: str) -> list:
-    """The notebook cells that the page in ``language`` shows, in order."""
-    return [cell for cell in cells if shows(cell.get("metadata", {}), language)]
+    """The notebook cells that the page in ``language`` shows, in order; a cell of one
+    language is tagged ``lang-<code>`` too, which `book.notebook_html` turns into the
+    cell's ``data-lang`` attribute on the page."""
+    shown = [cell for cell in cells if shows(cell.get("metadata", {}), language)]
+    for cell in shown:
+        metadata = cell.get("metadata", {})
+        if KEY in metadata and f"lang-{metadata[KEY]}" not in metadata.get("tags", []):
+            metadata.setdefault("tags", []).append(f"lang-{metadata[KEY]}")
+    return shown
 
 
 def marked(chapter: Path) -> list[tuple[int, bool, object]]:

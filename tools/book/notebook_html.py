@@ -100,6 +100,9 @@ def simplify(html: str) -> str:
             # A cell tagged wrap-output has prose-like output whose long lines wrap.
             wrap = " nb-wrap" if "wrap-output" in _tags(cell) else ""
             wrapper = result.new_tag("div", attrs={"class": "nb-cell" + wrap})
+            for tag in _tags(cell):  # a cell of one language's page (book.lang)
+                if tag.startswith("lang-"):
+                    wrapper["data-lang"] = tag.removeprefix("lang-")
             block = _code_block(cell, result)
             if block is not None:
                 wrapper.append(block)

@@ -77,7 +77,7 @@ show("en")
 #   skip  causal        not checked: runs did not pass
 #
 # MultiHeadAttention
-#   pass  constructs    MultiHeadAttention(embedding_dim=4, head_count=2), and at 6 shapes; it is
+#   pass  constructs    MultiHeadAttention(embedding_dim=4, head_count=2), and at 5 shapes; it is
 #                       checked with d_in = d_out, which it needs
 #   FAIL  runs          torch.Size is not callable: shape(-1) should be shape[-1] (TypeError:
 #                       'torch.Size' object is not callable (cell 4, line 8: 'd_k = query.shape(-1)'))
@@ -112,7 +112,7 @@ show("vi")
 #   skip  causal        không kiểm tra: runs không đạt
 #
 # MultiHeadAttention
-#   pass  constructs    tạo được MultiHeadAttention(embedding_dim=4, head_count=2), và cả ở 6 bộ kích
+#   pass  constructs    tạo được MultiHeadAttention(embedding_dim=4, head_count=2), và cả ở 5 bộ kích
 #                       thước thử; lớp được kiểm tra với d_in = d_out, vì nó cần như vậy
 #   FAIL  runs          torch.Size không gọi được như hàm: shape(-1) phải là shape[-1] (TypeError:
 #                       'torch.Size' object is not callable (ô 4, dòng 8: 'd_k = query.shape(-1)'))
@@ -144,7 +144,7 @@ show("zh")
 #   skip  causal        未检查：runs 没有通过
 #
 # MultiHeadAttention
-#   pass  constructs    MultiHeadAttention(embedding_dim=4, head_count=2) 创建成功，6 组形状下也都能创建；它要求 d_in = d_out，所以检查时取二者相等
+#   pass  constructs    MultiHeadAttention(embedding_dim=4, head_count=2) 创建成功，5 组形状下也都能创建；它要求 d_in = d_out，所以检查时取二者相等
 #   FAIL  runs          torch.Size 不能调用：shape(-1) 应写作 shape[-1]（TypeError: 'torch.Size' object is not callable（单元格 4，第 8 行：'d_k = query.shape(-1)'））（参见 https://attention-mechanisms.github.io/attention-mechanisms/zh/chapter-3/pitfalls/#调用-xshape-1）
 #   skip  shape         未检查：runs 没有通过
 #   skip  matches_book  未检查：shape 没有通过
@@ -174,7 +174,7 @@ show("id")
 #   skip  causal        tidak diperiksa: runs tidak lolos
 #
 # MultiHeadAttention
-#   pass  constructs    MultiHeadAttention(embedding_dim=4, head_count=2), dan pada 6 bentuk;
+#   pass  constructs    MultiHeadAttention(embedding_dim=4, head_count=2), dan pada 5 bentuk;
 #                       diperiksa dengan d_in = d_out, karena kelas ini memerlukannya
 #   FAIL  runs          torch.Size tidak dapat dipanggil: shape(-1) seharusnya shape[-1] (TypeError:
 #                       'torch.Size' object is not callable (sel 4, baris 8: 'd_k = query.shape(-1)'))
@@ -220,7 +220,7 @@ def summary(language: str) -> None:
     print(report.as_summary(reports, "md", language))
 
 
-# %% lang="en"
+# %% tags=["wrap-output"] lang="en"
 summary("en")
 # Out:
 # | notebook | components | checks failed | cells that failed |
@@ -231,7 +231,7 @@ summary("en")
 # | vi-simplified-self-attention.ipynb | softmax_naive | none | none |
 # | zh-multihead-attention-buggy.ipynb | _attention, MultiHeadAttention | _attention.runs, MultiHeadAttention.runs | 6 |
 
-# %% lang="vi"
+# %% tags=["wrap-output"] lang="vi"
 summary("vi")
 # Out:
 # | notebook | thành phần | phép kiểm tra không đạt | ô bị lỗi |
@@ -242,7 +242,7 @@ summary("vi")
 # | vi-simplified-self-attention.ipynb | softmax_naive | không có | không có |
 # | zh-multihead-attention-buggy.ipynb | _attention, MultiHeadAttention | _attention.runs, MultiHeadAttention.runs | 6 |
 
-# %% lang="zh"
+# %% tags=["wrap-output"] lang="zh"
 summary("zh")
 # Out:
 # | 笔记本 | 组件 | 未通过的检查 | 出错的单元格 |
@@ -253,7 +253,7 @@ summary("zh")
 # | vi-simplified-self-attention.ipynb | softmax_naive | 无 | 无 |
 # | zh-multihead-attention-buggy.ipynb | _attention, MultiHeadAttention | _attention.runs, MultiHeadAttention.runs | 6 |
 
-# %% lang="id"
+# %% tags=["wrap-output"] lang="id"
 summary("id")
 # Out:
 # | notebook | komponen | pemeriksaan yang gagal | sel yang gagal |

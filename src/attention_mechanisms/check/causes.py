@@ -43,7 +43,11 @@ def _says(*fragments: str) -> Callable[[Failure], bool]:
 
 
 def _unsliced_mask(failure: Failure) -> bool:
-    return failure.probe.name == "fewer_tokens" and failure.book_ran
+    """Fewer tokens than context_length, and a size mismatch between the two: "The size of
+    tensor a (4) must match the size of tensor b (6)"."""
+    probe, text = failure.probe, str(failure.error)
+    sizes = f"({probe.tokens})" in text and f"({probe.context_length})" in text
+    return probe.name == "fewer_tokens" and failure.book_ran and sizes
 
 
 def _transposed_weight(failure: Failure) -> bool:

@@ -9,6 +9,9 @@ probe the module directly too.
 
 from __future__ import annotations
 
+import inspect
+import re
+
 import torch
 from torch import Tensor, nn
 
@@ -24,6 +27,7 @@ VARIANT_CAUSES: dict[Variant, tuple[str, str]] = {
     Variant(scale="none"): ("cause_scale_none", "scale"),
     Variant(scale="d_k"): ("cause_scale_d_k", "scale"),
     Variant(scale="sqrt_d_out"): ("cause_scale_d_out", "scale"),
+    Variant(scale="sqrt_d_in"): ("cause_scale_d_in", "scale"),
     Variant(scale="after_softmax"): ("cause_scale_after_softmax", "scale_after_softmax"),
     Variant(softmax_dim=-2): ("cause_softmax_dim", "softmax_dim"),
     Variant(mask="none"): ("cause_mask_none", "causal"),
@@ -34,6 +38,7 @@ VARIANT_CAUSES: dict[Variant, tuple[str, str]] = {
     Variant(heads="interleaved"): ("cause_heads_interleaved", "heads"),
     Variant(heads="no_transpose"): ("cause_heads_no_transpose", "heads_transpose"),
     Variant(heads="no_transpose_in"): ("cause_heads_no_transpose", "heads_transpose"),
+    Variant(heads="no_transpose_out"): ("cause_heads_join_no_transpose", "heads_transpose"),
     Variant(out_proj=False): ("cause_out_proj", "out_proj"),
 }
 
@@ -46,6 +51,8 @@ def _failure(s: ClassSubject, index: int) -> Failure:
 
 def _shown(s: ClassSubject) -> str:
     arguments = s.arguments(s.probes[0])
+    order = list(inspect.signature(s.cls.__init__).parameters)
+    arguments = dict(sorted(arguments.items(), key=lambda item: order.index(item[0])))
     return f"{s.cls.__name__}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})"
 
 
@@ -85,10 +92,15 @@ def _variant_message(s: ClassSubject) -> tuple[Message, str]:
     key, topic = VARIANT_CAUSES[verdict.variant]  # type: ignore[index]
     if key == "cause_keep_mask_as_hide" and _uses_sdpa(s):
         key, topic = "cause_sdpa_hide_mask", "sdpa_mask"
+    if key == "cause_mask_none" and _DISCARDED.search(s.source):
+        key = "cause_masked_fill_discarded"  # scores.masked_fill(...) alone on its line
     message = msg(key, cls=s.cls.__name__)
     if verdict.compared:  # it matched at the book's shapes: say where it stopped matching
         message = msg("at_probe", probe=describe(verdict.probe), cause=message)
     return message, topic
+
+
+_DISCARDED = re.compile(r"^\s*[\w.\[\]]+\.masked_fill\(", re.MULTILINE)
 
 
 def _uses_sdpa(s: ClassSubject) -> bool:
@@ -182,7 +194,7 @@ def explained(check: str):
 def causal(s: ClassSubject) -> Result:
     """Explained by a variant, or probed: changing the last token leaves the others alone."""
     result = explained("causal")(s)
-    if result.status != "pass":
+    if result.status != "pass" or s.verdict.check:  # the difference is another check's
         return result
     outcome = s.outcome(s.probes[0])
     changed = outcome.x.clone()  # type: ignore[union-attr]
@@ -206,12 +218,21 @@ def diagonal(s: ClassSubject) -> Result:
     return result
 
 
+def _mask_like(value: object) -> bool:
+    """A square tensor (in its last two dimensions) of 0 and 1, bools or -inf: a mask."""
+    if not isinstance(value, Tensor) or value.dim() < 2 or value.shape[-1] != value.shape[-2]:
+        return False
+    finite = value[torch.isfinite(value)] if value.is_floating_point() else value
+    return value.dtype == torch.bool or bool(((finite == 0) | (finite == 1)).all())
+
+
 def mask_buffer(s: ClassSubject) -> Result:
-    module = s.outcome(s.probes[0]).module
-    for name, buffer in module.named_buffers():  # type: ignore[union-attr]
-        if buffer.dim() >= 2 and buffer.shape[-1] == buffer.shape[-2]:
+    """A mask kept in the module (as built, before forward ran) is a registered buffer."""
+    module = s.build(s.probes[0])
+    for name, buffer in module.named_buffers():
+        if _mask_like(buffer):
             return passed("pass_mask_buffer", name=name)
-    plain = [n for n, v in vars(module).items() if isinstance(v, Tensor) and v.dim() >= 2]
+    plain = [name for name, value in vars(module).items() if _mask_like(value)]
     if plain:
         return failed(msg("fail_mask_attribute", cls=s.cls.__name__, name=plain[0]), "mask_buffer")
     return skipped("skip_no_mask_kept")

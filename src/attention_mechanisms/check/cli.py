@@ -34,12 +34,17 @@ def memory_size(text: str) -> int:
     return int(float(match[1]) * _UNITS[match[2]])
 
 
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith(".") for part in relative.parts)
+
+
 def notebooks(paths: list[Path]) -> list[Path]:
     """The files to check: each file named, and the notebooks and .py files of each folder."""
     found: list[Path] = []
     for path in paths:
-        if path.is_dir():
-            found += sorted(p for p in path.rglob("*") if p.suffix in (".ipynb", ".py"))
+        if path.is_dir():  # not in hidden folders (.ipynb_checkpoints, .venv, .git)
+            inside = [p for p in path.rglob("*") if p.suffix in (".ipynb", ".py")]
+            found += sorted(p for p in inside if not _hidden(p.relative_to(path)))
         else:
             found.append(path)
     return found

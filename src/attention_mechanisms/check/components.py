@@ -43,7 +43,11 @@ _NAMES = {
     "multiheadattentionwrapper": "MultiHeadAttentionWrapper",
     "mhawrapper": "MultiHeadAttentionWrapper",
     "multiheadattention": "MultiHeadAttention",
+    "multiheadselfattention": "MultiHeadAttention",
+    "multiheadcausalattention": "MultiHeadAttention",
+    "causalmultiheadattention": "MultiHeadAttention",
     "mha": "MultiHeadAttention",
+    "multiheadwrapper": "MultiHeadAttentionWrapper",
 }
 # What learners call the book's parameters.
 _SYNONYMS = {
@@ -124,12 +128,10 @@ def map_parameters(learner: list[str], role: str) -> dict[str, str]:
         book = next((book for book, names in _SYNONYMS.items() if name in names), None)
         if book in BOOK_PARAMETERS[role] and book not in mapping:
             mapping[book] = name
+    # Names that say nothing (head_size, d): the book's parameters left, in order.
     unnamed = [name for name in learner if name not in mapping.values()]
-    for book in BOOK_PARAMETERS[role]:
-        position = BOOK_PARAMETERS[role].index(book)
-        if book not in mapping and position < len(learner) and learner[position] in unnamed:
-            mapping[book] = learner[position]
-            unnamed.remove(learner[position])
+    left = [book for book in BOOK_PARAMETERS[role] if book not in mapping]
+    mapping |= dict(zip(left, unnamed, strict=False))
     return mapping
 
 
@@ -141,8 +143,10 @@ def _class_role(cls: type) -> tuple[str | None, dict]:
         heads = "num_heads" in known or re.search(r"\bn_heads?\b|num_heads", init_source(cls))
         multi = role == "CausalAttention" and bool(heads)
         return ("MultiHeadAttention" if multi else role), {}
-    if {"num_heads"} <= known:
-        wraps = "ModuleList" in init_source(cls)
+    if {"num_heads"} <= known:  # the wrapper: a list of heads and no output projection
+        source = init_source(cls)
+        projects = re.search(r"(out|proj|w_o\b)\w*\s*=", source, re.IGNORECASE)
+        wraps = "ModuleList" in source and not projects
         return ("MultiHeadAttentionWrapper" if wraps else "MultiHeadAttention"), {}
     if {"context_length"} <= known or {"dropout"} <= known:
         return "CausalAttention", {}

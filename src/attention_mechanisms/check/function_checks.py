@@ -42,8 +42,17 @@ _QKV2 = [t[0, 0] for t in _QKV]  # one sequence, one head: (6, 3)
 CASES: dict[str, list[tuple[tuple[Tensor, ...], Tensor]]] = {
     "attention_function": [(tuple(_QKV), _attention(*_QKV)), (tuple(_QKV2), _attention(*_QKV2))],
     "softmax": [((INPUTS @ INPUTS[1],), torch.softmax(INPUTS @ INPUTS[1], dim=0))],
-    "context": [((_WEIGHTS, INPUTS), _WEIGHTS @ INPUTS), ((_ROW, INPUTS), _ROW @ INPUTS)],
-    "scores": [((INPUTS,), INPUTS @ INPUTS.T), ((INPUTS, INPUTS[1]), INPUTS @ INPUTS[1])],
+    "context": [
+        ((_WEIGHTS, INPUTS), _WEIGHTS @ INPUTS),
+        ((_ROW, INPUTS), _ROW @ INPUTS),
+        ((INPUTS, _WEIGHTS), _WEIGHTS @ INPUTS),  # (inputs, weights), as some write it
+        ((INPUTS, _ROW), _ROW @ INPUTS),
+    ],
+    "scores": [
+        ((INPUTS,), INPUTS @ INPUTS.T),
+        ((INPUTS, INPUTS[1]), INPUTS @ INPUTS[1]),
+        ((INPUTS, INPUTS), INPUTS @ INPUTS.T),  # (queries, keys)
+    ],
 }
 
 
@@ -66,25 +75,40 @@ class FunctionSubject:
     def function(self) -> Callable:
         return self.component.obj  # type: ignore[return-value]
 
+    def binds(self) -> bool:
+        """Whether the function can be called as the book calls its role, in any case."""
+        signature = inspect.signature(self.function)
+        for arguments, _ in CASES[self.role]:
+            try:
+                signature.bind(*arguments)
+            except TypeError:
+                continue
+            return True
+        return False
+
     @cached_property
     def answer(self) -> tuple[object, Tensor]:
-        """The function's answer and the book's, on the first case that fits it."""
+        """The function's answer and the book's, on the first case that fits it; `error`
+        keeps what the first case raised when none ran."""
         found: tuple[object, Tensor] | None = None
+        error: BaseException | None = None
+        signature = inspect.signature(self.function)
         for arguments, book in CASES[self.role]:
+            try:
+                signature.bind(*arguments)
+            except TypeError:
+                continue  # not a call this function takes
             try:
                 torch.manual_seed(123)
                 out = _first(self.function(*arguments))
-            except LEARNER_ERRORS as error:
-                self.error = self.error or error
+            except LEARNER_ERRORS as raised:
+                error = error or raised
                 continue
             found = found or (out, book)
             if isinstance(out, Tensor) and out.shape == book.shape:
-                self.error = None
                 return out, book
-        if found is not None:
-            self.error = None
-            return found
-        return None, CASES[self.role][0][1]
+        self.error = error if found is None else None
+        return found or (None, CASES[self.role][0][1])
 
 
 def runs(s: FunctionSubject) -> Result:
@@ -109,6 +133,8 @@ def matches_book(s: FunctionSubject) -> Result:
     answer = answer if isinstance(answer, Tensor) else torch.tensor(float("nan"))
     if close(answer, book):
         return passed("pass_matches_function", tolerance=TOLERANCE)
+    if s.role == "scores" and close(answer, book / INPUTS.shape[-1] ** 0.5):
+        return passed("pass_matches_scaled_scores", tolerance=TOLERANCE)  # as 3.4 scales them
     differs = ~torch.isclose(answer.float(), book, rtol=0, atol=TOLERANCE, equal_nan=True)
     index = tuple(int(i) for i in differs.nonzero()[0])
     message = msg(
@@ -118,18 +144,31 @@ def matches_book(s: FunctionSubject) -> Result:
     return failed(message, s.role)
 
 
+# What a fourth argument may be asked to mean: the book's hide mask, a keep mask, an
+# additive float mask, or a flag (causal=True, is_causal=True).
+_MASKS = (
+    (_HIDE, "pass_causal_hide_mask"),
+    (~_HIDE, "pass_causal_keep_mask"),
+    (torch.zeros(6, 6).masked_fill(_HIDE, -torch.inf), "pass_causal_float_mask"),
+    (True, "pass_causal_flag"),
+)
+
+
 def causal(s: FunctionSubject) -> Result:
-    """With a causal mask as its fourth argument, in either convention, it hides the future."""
+    """Given a causal mask as its fourth argument, in any of `_MASKS`' forms, it hides the
+    future; skipped when it takes no fourth argument, or none of those."""
     if len(inspect.signature(s.function).parameters) < 4:
         return skipped("skip_takes_no_mask")
     _, book_answer = s.answer
     qkv = _QKV if book_answer.dim() == 4 else _QKV2
     book = _attention(*qkv, _HIDE)
-    for mask, key in ((_HIDE, "pass_causal_hide_mask"), (~_HIDE, "pass_causal_keep_mask")):
+    ran = False
+    for mask, key in _MASKS:
         try:
             out = _first(s.function(*qkv, mask))
         except LEARNER_ERRORS:
             continue
+        ran = True
         if close(out, book):
             return passed(key)
-    return failed(msg("fail_causal_function"), "causal")
+    return failed(msg("fail_causal_function"), "causal") if ran else skipped("skip_takes_no_mask")

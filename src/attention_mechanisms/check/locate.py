@@ -19,10 +19,6 @@ class Locator:
         """The line of the learner's file for line ``lineno`` of cell ``filename``."""
         return lineno + self.first_lines.get(filename, 1) - 1
 
-    def where(self, filename: str, lineno: int) -> str:
-        number = filename.removeprefix("<cell ").removesuffix(">")
-        return f"cell {number}, line {self.line(filename, lineno)}"
-
     def frame(self, error: BaseException) -> traceback.FrameSummary | None:
         """The deepest frame of ``error``'s traceback that lies in one of the cells."""
         frames = traceback.extract_tb(error.__traceback__)
@@ -40,10 +36,3 @@ class Locator:
             return None
         where = self.where_message(frame.filename, frame.lineno or 0)
         return {**where, "key": "raised_at", "code": repr((frame.line or "").strip())}
-
-    def raised(self, error: BaseException) -> str:
-        """Where ``error`` was raised, and that line's text: "cell 4, line 8: 'd_k = ...'"."""
-        frame = self.frame(error)
-        if frame is None:
-            return ""
-        return f"{self.where(frame.filename, frame.lineno)}: {frame.line.strip()!r}"

@@ -50,6 +50,10 @@ class Probe:
         size += -size % self.num_heads
         return replace(self, d_in=size, d_out=size)
 
+    def shape(self) -> tuple[int, ...]:
+        """What the probe builds and runs: two probes of one shape are one probe."""
+        return (self.d_in, self.d_out, self.context_length, self.num_heads, self.batch, self.tokens)
+
     def values(self) -> dict[str, object]:
         """The book's constructor arguments for this probe."""
         return {
@@ -66,13 +70,14 @@ class Probe:
         shape; otherwise random tokens, different in every sequence of the batch."""
         if self.name == "book" and self.d_in == INPUTS.shape[-1]:
             return INPUTS if self.batch == 0 else torch.stack([INPUTS] * self.batch)
-        generator = torch.Generator().manual_seed(len(self.name))
+        generator = torch.Generator().manual_seed(_SEEDS[self.name])
         shape = (
             (self.tokens, self.d_in) if self.batch == 0 else (self.batch, self.tokens, self.d_in)
         )
         return torch.rand(shape, generator=generator)
 
 
+_SEEDS = {"book": 0, "batch_1": 1, "batch_3": 3, "fewer_tokens": 4, "head_size": 5, "sizes": 6}
 BOOK = Probe("book")
 _SINGLE = (Probe("book", batch=0), Probe("sizes", d_in=2, d_out=4, batch=0, tokens=5))
 _CAUSAL = (

@@ -20,7 +20,7 @@ from .weights import Mapping
 class Variant:
     """One way of computing attention; the default is the book's."""
 
-    scale: str = "sqrt_d_k"  # "none", "d_k", "sqrt_d_out" (all heads), "after_softmax"
+    scale: str = "sqrt_d_k"  # "none", "d_k", "sqrt_d_out" (all heads), "sqrt_d_in", "after_softmax"
     softmax_dim: int = -1  # -2 normalises over the queries
     # "hide_future"; "none"; "hide_diagonal_too"; "future_only" (the hide mask read as a keep
     # mask); "added" (the 0/1 mask added to the scores)
@@ -28,7 +28,8 @@ class Variant:
     fill: float = float("-inf")  # what hidden scores become (-1e9 differs on an all-hidden row)
     out_proj: bool = True
     # "slices"; "interleaved" (head h takes every h-th column); "no_transpose" (view(b, h, t,
-    # hd) on the way in and view(b, t, d) on the way out); "no_transpose_in" (then transposed)
+    # hd) on the way in and view(b, t, d) on the way out); "no_transpose_in" (then transposed
+    # back); "no_transpose_out" (split right, joined with view(b, t, d) and no transpose)
     heads: str = "slices"
 
     @property
@@ -45,6 +46,7 @@ VARIANTS: dict[str, list[Variant]] = {
         Variant(scale="none"),
         Variant(scale="d_k"),
         Variant(scale="sqrt_d_out"),
+        Variant(scale="sqrt_d_in"),
         Variant(scale="after_softmax"),
     ],
     "softmax_dim": [Variant(softmax_dim=-2)],
@@ -54,12 +56,19 @@ VARIANTS: dict[str, list[Variant]] = {
         Variant(heads="interleaved"),
         Variant(heads="no_transpose"),
         Variant(heads="no_transpose_in"),
+        Variant(heads="no_transpose_out"),
     ],
     "out_proj": [Variant(out_proj=False)],
 }
-_DIVISORS = {"sqrt_d_k": lambda d_k, d: d_k**0.5, "d_k": lambda d_k, d: float(d_k)}
-_DIVISORS |= {"sqrt_d_out": lambda d_k, d: d**0.5, "none": lambda d_k, d: 1.0}
-_DIVISORS |= {"after_softmax": lambda d_k, d: 1.0}
+# What the scores are divided by, from the key size, all heads' size and the input's size.
+_DIVISORS = {
+    "sqrt_d_k": lambda d_k, d_out, d_in: d_k**0.5,
+    "d_k": lambda d_k, d_out, d_in: float(d_k),
+    "sqrt_d_out": lambda d_k, d_out, d_in: d_out**0.5,
+    "sqrt_d_in": lambda d_k, d_out, d_in: d_in**0.5,
+    "none": lambda d_k, d_out, d_in: 1.0,
+    "after_softmax": lambda d_k, d_out, d_in: 1.0,
+}
 
 
 def _masked(scores: Tensor, variant: Variant) -> Tensor:
@@ -78,29 +87,40 @@ def _masked(scores: Tensor, variant: Variant) -> Tensor:
     return scores
 
 
-def scores_of(q: Tensor, k: Tensor, variant: Variant, causal: bool) -> Tensor:
-    """The scores that the softmax takes: masked (when ``causal``) and divided."""
+def scores_of(
+    q: Tensor, k: Tensor, variant: Variant, causal: bool, sizes: tuple[int, int] = (0, 0)
+) -> Tensor:
+    """The scores that the softmax takes: masked (when ``causal``) and divided.
+    ``sizes`` is ``(d_out, d_in)``: all heads' size and the input's (0: one head's)."""
     scores = q @ k.mT
     d_k = k.shape[-1]
-    d_out = d_k * q.shape[-3] if q.dim() == 4 else d_k  # (b, heads, t, head_dim): all heads
+    d_out, d_in = sizes[0] or d_k, sizes[1] or d_k
     if causal:
         scores = _masked(scores, variant)
-    return scores / _DIVISORS[variant.scale](d_k, d_out)
+    return scores / _DIVISORS[variant.scale](d_k, d_out, d_in)
 
 
-def weights_of(q: Tensor, k: Tensor, variant: Variant, causal: bool) -> Tensor:
+def weights_of(
+    q: Tensor, k: Tensor, variant: Variant, causal: bool, sizes: tuple[int, int] = (0, 0)
+) -> Tensor:
     """The attention weights, before any dropout."""
-    weights = torch.softmax(scores_of(q, k, variant, causal), dim=variant.softmax_dim)
+    weights = torch.softmax(scores_of(q, k, variant, causal, sizes), dim=variant.softmax_dim)
     if variant.scale == "after_softmax":
         weights = weights / k.shape[-1] ** 0.5
     return weights
 
 
 def attend(
-    q: Tensor, k: Tensor, v: Tensor, variant: Variant, causal: bool, dropout: nn.Module | None
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    variant: Variant,
+    causal: bool,
+    dropout: nn.Module | None,
+    sizes: tuple[int, int] = (0, 0),
 ) -> Tensor:
     """Scaled dot-product attention over the last two dimensions, as the book writes it."""
-    weights = weights_of(q, k, variant, causal)
+    weights = weights_of(q, k, variant, causal, sizes)
     if dropout is not None:
         weights = dropout(weights)
     return weights @ v
@@ -111,7 +131,7 @@ def _split_heads(t: Tensor, heads: int, how: str) -> Tensor:
     b, n, _ = t.shape
     if how == "interleaved":
         return t.view(b, n, -1, heads).permute(0, 3, 1, 2)
-    if how.startswith("no_transpose"):
+    if how in ("no_transpose", "no_transpose_in"):
         return t.view(b, heads, n, -1)
     return t.view(b, n, heads, -1).transpose(1, 2)
 
@@ -121,7 +141,7 @@ def _join_heads(t: Tensor, how: str) -> Tensor:
     b, _, n, _ = t.shape  # (b, heads, T, head_dim)
     if how == "interleaved":
         return t.permute(0, 2, 3, 1).reshape(b, n, -1)
-    if how == "no_transpose":
+    if how in ("no_transpose", "no_transpose_out"):
         return t.reshape(b, n, -1)
     return t.transpose(1, 2).reshape(b, n, -1)
 
@@ -153,13 +173,14 @@ def book_forward(
     causal = role not in ("SelfAttention_v1", "SelfAttention_v2")
     if role != "MultiHeadAttention":
         heads = [
-            attend(query(x), key(x), value(x), variant, causal, dropout)
+            attend(query(x), key(x), value(x), variant, causal, dropout, (0, x.shape[-1]))
             for query, key, value in mapping.heads
         ]
         return torch.cat(heads, dim=-1)
     # MultiHeadAttention: split the projections into heads, attend, join, project.
     q, k, v = (_split_heads(f(x), mapping.num_heads, variant.heads) for f in mapping.heads[0])
-    context = _join_heads(attend(q, k, v, variant, True, dropout), variant.heads)  # (b, T, d)
+    sizes = (q.shape[-1] * mapping.num_heads, x.shape[-1])  # (d_out, d_in)
+    context = _join_heads(attend(q, k, v, variant, True, dropout, sizes), variant.heads)
     if not variant.out_proj:
         return context
     if mapping.out is None:

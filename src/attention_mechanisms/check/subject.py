@@ -25,7 +25,7 @@ from .reference import BOOK, VARIANTS, Variant, book_forward
 from .weights import Mapping, candidates
 
 TOLERANCE = 1e-5
-MAPPINGS = 64  # at most this many ways of reading the learner's weights are tried
+MAPPINGS = 256  # at most this many ways of reading the learner's weights are tried
 # What a learner's code may raise: a sys.exit() or a KeyboardInterrupt in it is their error too.
 LEARNER_ERRORS = (Exception, SystemExit, KeyboardInterrupt)
 
@@ -103,7 +103,8 @@ class ClassSubject:
         )
         if probes[0].batch == 0 and self._batched_only(probes[0]):
             probes = [replace(probe, batch=2) for probe in probes]
-        return list(probes)
+        by_shape = {probe.shape(): probe for probe in reversed(probes)}  # the first of a shape
+        return [probe for probe in probes if by_shape[probe.shape()] is probe]
 
     def _batched_only(self, probe: Probe) -> bool:
         """Whether v1 or v2, which the book runs on one sequence, only runs on a batch (as a
@@ -114,14 +115,23 @@ class ClassSubject:
 
     @cached_property
     def source(self) -> str:
-        """The source of the class's methods (a class that a cell defined has no file)."""
-        parts = []
-        for member in vars(self.cls).values():
-            try:
-                parts.append(inspect.getsource(member))
-            except (OSError, TypeError):
-                continue
-        return "\n".join(parts)
+        """The source of the class's methods, its own learner's base classes' and the
+        learner's functions they call (a class that a cell defined has no file)."""
+        methods = [
+            member
+            for cls in self.cls.__mro__
+            if cls.__module__ == "__main__"
+            for member in vars(cls).values()
+            if inspect.isfunction(member)
+        ]
+        called = [
+            found
+            for method in methods
+            for name in method.__code__.co_names
+            if inspect.isfunction(found := method.__globals__.get(name))
+            and found.__module__ == "__main__"
+        ]
+        return "\n".join(inspect.getsource(f) for f in dict.fromkeys(methods + called))
 
     def takes(self, book: str) -> bool:
         """Whether the constructor takes the book's parameter ``book`` (a configuration
