@@ -332,6 +332,7 @@ def test_a_translated_page_shows_its_own_code_cells_and_the_shared_ones(docs):
     assert [c.cell_type for c in nb.cells] == kinds
     assert code_sources(nb)[2] == 'print("Mỗi trọng số: 0.7500")'
     assert nb.cells[4].outputs[0]["text"] == "Mỗi trọng số: 0.7500\n"
+    assert "lang-vi" in nb.cells[4].metadata.tags  # the page marks it (data-lang="vi")
     assert (nb.cells[2].source, nb.cells[5].source) == ("Hình vẽ:", "Hết.")
     files = [SimpleNamespace(src_uri="chapter-3/chapter.py", abs_src_path="")]
     mkdocs_hooks.on_files(files, config=hook_config(docs, "vi"))

@@ -86,4 +86,14 @@ def search(context, base_url, query: str, language: str = "en"):
         box.press("End")
     results = page.locator(".md-search-result__item > a")
     results.first.wait_for()
+    # Material answers each keystroke in turn: wait until the list has stopped changing, so
+    # that what the test reads and clicks is the answer to the whole query (bounded: 5 s).
+    hrefs = "(links) => links.map((link) => link.getAttribute('href'))"
+    seen = results.evaluate_all(hrefs)
+    for _ in range(20):
+        page.wait_for_timeout(250)
+        now = results.evaluate_all(hrefs)
+        if now == seen:
+            break
+        seen = now
     return page, results

@@ -63,7 +63,12 @@ def test_a_missing_page_under_each_language_shows_its_404_page(context, base_url
     url = f"{base_url}{language}/no/such/page/"
     errors, bad = [], []
     page.on("console", lambda m: m.type == "error" and errors.append(m.text))
-    page.on("requestfailed", lambda request: errors.append(request.url))
+    # The root's 404 page swaps itself for the language's: a request of the page it replaced
+    # may be cut short then (net::ERR_ABORTED), and nothing is missing for the reader.
+    page.on(
+        "requestfailed",
+        lambda request: request.failure != "net::ERR_ABORTED" and errors.append(request.url),
+    )
     page.on("response", lambda r: r.status >= 400 and r.url != url and bad.append(r.url))
     response = page.goto(url)
     assert response.status == 404
@@ -150,8 +155,8 @@ def test_translated_chapters_show_the_english_code_and_outputs(context, base_url
     page = context.new_page()
     page.goto(f"{base_url}en/{path}")
     outputs, code = page.evaluate(OUTPUTS), page.evaluate(CODE)
-    assert outputs and code
     own = page.evaluate(LANGUAGE_CELLS)  # a page shows its own language's cells, and no other
+    assert code and (outputs or own)
     assert set(own) <= {"en"}
     for language in TRANSLATIONS:
         page.goto(f"{base_url}{language}/{path}")

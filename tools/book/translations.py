@@ -337,7 +337,7 @@ def compose(page: Path, executed: Path) -> nbformat.NotebookNode:
                         data["text/html"], mine.metadata["caption"], mine.metadata["alt"]
                     )
         cells_out.append(english_cell)
-    nb.cells = cells_out
+    nb.cells = lang.shown_cells(cells_out, language)  # all shown; marks its own language's
     return nb
 
 

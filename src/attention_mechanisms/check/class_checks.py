@@ -187,7 +187,6 @@ def explained(check: str):
             return skipped("skip_differs_as", check=verdict.check)
         return passed(_AGREES[check])
 
-    run.__name__ = check
     return run
 
 
