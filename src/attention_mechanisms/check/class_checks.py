@@ -74,7 +74,8 @@ def runs(s: ClassSubject) -> Result:
         if s.outcome(probe).stage == "runs":
             cause, topic = error_cause(_failure(s, index))
             return failed(cause, topic)
-    shapes = ", ".join(str(tuple(s.outcome(p).x.shape)) for p in s.probes)  # type: ignore[union-attr]
+    inputs = dict.fromkeys(str(tuple(s.outcome(p).x.shape)) for p in s.probes)  # type: ignore[union-attr]
+    shapes = ", ".join(inputs)  # each input shape once (two probes may differ in d_out alone)
     return passed("pass_runs", shapes=shapes)
 
 
