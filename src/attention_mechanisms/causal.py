@@ -20,7 +20,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from ._checks import check_dropout, check_size, check_tokens
+from .checks import check_dropout, check_size, check_tokens
 
 __all__ = ["CausalAttention"]
 

@@ -24,7 +24,7 @@ import math
 import torch
 from torch import Tensor
 
-from ._checks import check_dropout, check_hide_mask, check_qkv, check_size
+from .checks import check_dropout, check_hide_mask, check_qkv, check_size
 
 __all__ = ["causal_mask", "scaled_dot_product_attention"]
 

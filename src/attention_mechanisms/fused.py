@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F  # noqa: N812 (PyTorch's own convention)
 from torch import Tensor, nn
 
-from ._checks import check_dropout, check_floating, check_heads, check_size, check_tokens
+from .checks import check_dropout, check_floating, check_heads, check_size, check_tokens
 from .functional import causal_mask
 from .multihead import MultiHeadAttention
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from ._checks import check_dropout, check_heads, check_size, check_tokens
+from .checks import check_dropout, check_heads, check_size, check_tokens
 from .causal import CausalAttention
 
 __all__ = ["MultiHeadAttention", "MultiHeadAttentionWrapper"]

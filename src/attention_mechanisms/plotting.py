@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ._checks import check_floating
+from .checks import check_floating
 
 __all__ = ["AttentionFigure", "show_attention", "show_figure"]
 

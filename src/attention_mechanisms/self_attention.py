@@ -24,7 +24,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from ._checks import check_size, check_tokens
+from .checks import check_size, check_tokens
 
 __all__ = ["SelfAttention_v1", "SelfAttention_v2"]
 

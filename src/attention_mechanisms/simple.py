@@ -22,7 +22,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ._checks import check_floating
+from .checks import check_floating
 
 __all__ = [
     "attention_scores",

@@ -30,7 +30,7 @@ import math
 import torch
 from torch import Tensor
 
-from ._checks import check_qkv, check_size
+from .checks import check_qkv, check_size
 
 __all__ = ["tiled_attention"]
 

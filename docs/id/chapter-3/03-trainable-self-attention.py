@@ -23,7 +23,7 @@ import torch
 from torch import Tensor, nn  # noqa: F401
 
 from attention_mechanisms import SelfAttention_v1, SelfAttention_v2
-from attention_mechanisms._checks import check_size, check_tokens  # noqa: F401
+from attention_mechanisms.checks import check_size, check_tokens  # noqa: F401
 from attention_mechanisms.plotting import show_attention
 
 tokens = ["Your", "journey", "starts", "with", "one", "step"]

@@ -22,7 +22,7 @@ from attention_mechanisms import (  # noqa: F401
     MultiHeadAttentionWrapper,
     scaled_dot_product_attention,
 )
-from attention_mechanisms._checks import (  # noqa: F401
+from attention_mechanisms.checks import (  # noqa: F401
     check_dropout,
     check_heads,
     check_size,

@@ -15,7 +15,7 @@ import torch
 from torch import Tensor, nn  # noqa: F401
 
 from attention_mechanisms import CausalAttention, SelfAttention_v2, causal_mask
-from attention_mechanisms._checks import check_dropout, check_size, check_tokens  # noqa: F401
+from attention_mechanisms.checks import check_dropout, check_size, check_tokens  # noqa: F401
 from attention_mechanisms.plotting import show_attention
 
 tokens = ["Your", "journey", "starts", "with", "one", "step"]
