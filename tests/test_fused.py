@@ -38,16 +38,19 @@ def test_parameter_count_matches():
     assert count(fused) == count(mha)
 
 
-def test_token_by_token_with_a_cache_equals_one_full_pass():
+@pytest.mark.parametrize("no_grad", [torch.no_grad, torch.inference_mode])
+def test_token_by_token_with_a_cache_equals_one_full_pass(no_grad):
     _, fused = pair(torch.float64)
     x = torch.randn(2, 20, 12, dtype=torch.float64)
-    full = fused(x)
-    cache = KVCache()
-    steps = [fused(x[:, t : t + 1], kv_cache=cache) for t in range(20)]
+    full = fused(x)  # with gradients on, no cache
+    with no_grad():  # the cache is for inference
+        cache = KVCache()
+        steps = [fused(x[:, t : t + 1], kv_cache=cache) for t in range(20)]
     assert len(cache) == 20
-    torch.testing.assert_close(torch.cat(steps, dim=1), full, rtol=0, atol=1e-12)
+    torch.testing.assert_close(torch.cat(steps, dim=1), full.detach(), rtol=0, atol=1e-12)
 
 
+@torch.no_grad()  # the cache is for inference
 def test_chunks_after_a_cache_are_aligned_with_the_last_positions():
     # Several queries at once after a cache: query i must see keys up to S + i, not up to i.
     _, fused = pair(torch.float64)
@@ -71,6 +74,7 @@ def test_dropout_in_training_only():
     assert not torch.allclose(fused(x), no_dropout(x))
 
 
+@torch.no_grad()
 def test_validation_matches_the_other_modules():
     with pytest.raises(ValueError, match=r"^d_out must be divisible by num_heads; got d_out=10"):
         FusedMultiHeadAttention(3, 10, 6, 0.0, num_heads=4)
@@ -91,6 +95,7 @@ def test_validation_matches_the_other_modules():
         FusedMultiHeadAttention.from_multihead_attention(torch.nn.Linear(2, 2))
 
 
+@torch.no_grad()
 def test_a_cache_with_a_capacity_is_allocated_once():
     _, fused = pair(torch.float64)
     x = torch.randn(2, 20, 12, dtype=torch.float64)
@@ -113,6 +118,7 @@ def test_a_growing_cache_doubles_its_storage_instead_of_copying_every_step():
     assert len(storages) <= 8  # 1, 2, 4, ..., 128 positions: 8 allocations for 100 steps
 
 
+@torch.no_grad()
 def test_reset_empties_the_cache_for_a_new_batch():
     _, fused = pair(torch.float64)
     cache = KVCache()
@@ -123,6 +129,7 @@ def test_reset_empties_the_cache_for_a_new_batch():
     torch.testing.assert_close(fused(x, kv_cache=cache), fused(x), rtol=0, atol=1e-12)
 
 
+@torch.no_grad()
 def test_the_cache_names_what_does_not_fit():
     _, fused = pair(torch.float64)
     cache = KVCache()
@@ -150,3 +157,55 @@ def test_the_cache_names_what_does_not_fit():
         small.append(torch.zeros(1, 1, 2, 2), torch.zeros(1, 1, 2, 2))
     with pytest.raises(ValueError, match=r"^capacity must be a positive int; got 0$"):
         KVCache(capacity=0)
+
+
+FOR_INFERENCE = (
+    "KVCache is for inference (wrap generation in torch.no_grad() or torch.inference_mode())"
+)
+
+
+def test_the_cache_refuses_tensors_that_require_grad():
+    # Written in place step after step, a cache breaks backward across steps: it says so.
+    cache = KVCache()
+    grad, plain = torch.zeros(1, 2, 3, 4, requires_grad=True), torch.zeros(1, 2, 3, 4)
+    for keys, values, name in ((grad, plain, "keys"), (plain, grad, "values")):
+        with pytest.raises(ValueError) as raised:
+            cache.append(keys, values)
+        assert str(raised.value) == (
+            f"{name} must not require grad: {FOR_INFERENCE}; got a tensor with requires_grad=True"
+        )
+    assert len(cache) == 0 and cache.keys is None  # nothing was written
+    keys, _ = cache.append(grad.detach(), plain)
+    assert len(cache) == 3 and not keys.requires_grad
+
+
+def test_a_cache_with_gradients_on_names_the_situation():
+    _, fused = pair(torch.float64)
+    cache = KVCache()
+    x = torch.randn(2, 3, 12, dtype=torch.float64)
+    with pytest.raises(ValueError) as raised:
+        fused(x, kv_cache=cache)  # grad mode on, and the parameters require grad
+    assert str(raised.value) == (
+        f"kv_cache must be used with gradients off: {FOR_INFERENCE}; got grad mode on and the "
+        "module's parameters requiring grad"
+    )
+    fused.requires_grad_(False)
+    with pytest.raises(ValueError, match=r"got grad mode on and x requiring grad$"):
+        fused(x.clone().requires_grad_(), kv_cache=cache)
+    assert len(cache) == 0  # the cache is left as it was
+    # Frozen parameters and an input without grad: the keys need no grad, so the cache works.
+    torch.testing.assert_close(fused(x, kv_cache=cache), fused(x), rtol=0, atol=1e-12)
+    assert len(cache) == 3
+
+
+def test_after_a_backward_pass_a_cache_generates_like_the_uncached_modules():
+    # Gradients without a cache, then generation under no_grad with one: the same outputs.
+    mha, fused = pair(torch.float64)
+    x = torch.randn(2, 8, 12, dtype=torch.float64)
+    fused(x).square().sum().backward()
+    assert fused.qkv.weight.grad is not None
+    with torch.no_grad():
+        cache = KVCache(capacity=fused.context_length)
+        steps = torch.cat([fused(x[:, t : t + 1], kv_cache=cache) for t in range(8)], dim=1)
+        torch.testing.assert_close(steps, fused(x), rtol=0, atol=1e-12)
+        torch.testing.assert_close(steps, mha(x), rtol=0, atol=1e-10)

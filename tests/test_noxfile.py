@@ -89,3 +89,9 @@ def test_torch_index_url_is_read_from_the_environment_by_default(monkeypatch):
 def test_the_pin_is_unlabelled_so_any_build_of_that_release_satisfies_it():
     # torch==X.Y.Z matches X.Y.Z+cpu and X.Y.Z+cu128 alike; a label would rule out the others.
     assert "+" not in PINNED
+
+
+def test_nox_runs_the_slow_tests_right_after_the_others():
+    # `tests` leaves out the tests marked slow (worker processes): `e2e` runs them, in `nox` too.
+    sessions = noxfile.nox.options.sessions
+    assert sessions[sessions.index("tests") + 1] == "e2e"

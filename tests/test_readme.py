@@ -1,20 +1,110 @@
-"""The README's Python example runs and prints what its comment says."""
+"""The README and the contributor guide say what is true.
+
+The README's example prints what its comment says, its quick start is what CI runs and
+installs no Node.js, its attention-check commands parse, it states the Python floor, and
+it stays short. CONTRIBUTING.md describes every nox session, and no relative link in the
+three documents leads nowhere.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import io
 import re
+import shlex
+import tomllib
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+import pytest
+
+from attention_mechanisms.check.cli import _parser
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+CONTRIBUTING = ROOT / "CONTRIBUTING.md"
+CHANGELOG = ROOT / "CHANGELOG.md"
+MAX_WORDS = 1200  # the README is for readers and users; detail goes to CONTRIBUTING.md
+QUICK_START = "python3 -m venv .venv && .venv/bin/pip install -c constraints.txt nox"
+
+
+def blocks(path: Path, language: str) -> list[str]:
+    """The fenced code blocks of ``path`` in ``language``."""
+    return re.findall(rf"```{language}\n(.*?)```", path.read_text(encoding="utf-8"), re.S)
+
+
+def commands(path: Path) -> list[str]:
+    """Every line of the bash blocks of ``path``, without its comment."""
+    lines = (
+        line.partition("#")[0].strip()
+        for block in blocks(path, "bash")
+        for line in block.splitlines()
+    )
+    return [line for line in lines if line]
 
 
 def test_readme_example_prints_the_books_first_row():
     # The first Python block is the example at the top of the README.
-    code = re.search(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S).group(1)
+    code = blocks(README, "python")[0]
     promised = re.search(r"# (tensor\(\[[^\]]*\])", code).group(1)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(code, str(README), "exec"), {})
     assert out.getvalue().startswith(promised), (promised, out.getvalue())
+
+
+def test_the_readme_states_the_python_floor():
+    # `nox -s pins` checks the same sentence; this says so before a session runs.
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    floor = re.fullmatch(r">=\s*(3\.\d+)", pyproject["project"]["requires-python"])[1]
+    assert f"Python {floor} or newer" in README.read_text(encoding="utf-8")
+
+
+def test_the_readme_is_short():
+    words = len(README.read_text(encoding="utf-8").split())  # as `wc -w` counts them
+    assert words <= MAX_WORDS, f"README.md has {words} words; move detail to CONTRIBUTING.md"
+
+
+def test_the_quick_start_installs_no_nodejs():
+    # apt refuses Debian's npm beside NodeSource's nodejs (`nodejs : Conflicts: npm`); nox
+    # takes Node.js from PyPI instead, so the quick start works whatever Node.js is there.
+    installs = [line for line in commands(README) if "apt-get install" in line]
+    assert installs
+    for line in installs:
+        assert not {"nodejs", "npm"} & set(line.split()), line
+
+
+def test_ci_runs_the_quick_start():
+    assert QUICK_START in commands(README)
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert QUICK_START in ci
+    assert ".venv/bin/nox" in commands(README) and ".venv/bin/nox" in ci
+    workflow = (ROOT / ".github" / "workflows" / "ci.yml").read_text(encoding="utf-8")
+    assert "run: bash .ci/run" in workflow
+
+
+@pytest.mark.parametrize(
+    "line", [line for line in commands(README) if line.startswith("attention-check ")]
+)
+def test_the_readmes_attention_check_commands_parse(line):
+    _parser().parse_args(shlex.split(line)[1:])  # exits with status 2 on a bad option
+
+
+def test_every_nox_session_is_described_for_contributors():
+    noxfile = (ROOT / "noxfile.py").read_text(encoding="utf-8")
+    sessions = re.findall(r"^@nox\.session\b.*\ndef (\w+)", noxfile, re.M)
+    assert "tests" in sessions
+    guide = CONTRIBUTING.read_text(encoding="utf-8")
+    assert [s for s in sessions if f"`nox -s {s}" not in guide] == []
+
+
+def test_the_readme_leads_contributors_to_the_guide():
+    assert "(CONTRIBUTING.md)" in README.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("path", [README, CONTRIBUTING, CHANGELOG], ids=lambda p: p.name)
+def test_relative_links_lead_to_files(path):
+    text = re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.S)
+    text = re.sub(r"(`+).+?\1", "", text, flags=re.S)  # code spans may show link syntax
+    targets = re.findall(r"\]\(([^)\s]+)\)", text)
+    local = [t.partition("#")[0] for t in targets if not re.match(r"[a-z]+:|#", t)]
+    assert [t for t in local if not (path.parent / t).exists()] == []

@@ -20,7 +20,7 @@ from book import ROOT, executor, mkdocs_hooks, notebook_html, typeset
 @pytest.fixture(autouse=True)
 def private_caches(tmp_path, monkeypatch):
     monkeypatch.setattr(executor, "CACHE", tmp_path / "cache")
-    monkeypatch.setattr(mkdocs_hooks, "PAGES_CACHE", tmp_path / "pages")
+    monkeypatch.setattr(mkdocs_hooks, "CACHE", tmp_path / "site-cache")
 
 
 @pytest.fixture(scope="module")
@@ -70,8 +70,14 @@ def rendered(tmp_path) -> str:
     return nb2html(str(path), no_prompt=True, custom_mathjax_url="")
 
 
+def simplified(html: str) -> BeautifulSoup:
+    return BeautifulSoup(
+        str(notebook_html.simplify(BeautifulSoup(html, "html.parser"))), "html.parser"
+    )
+
+
 def test_a_notebook_page_becomes_material_markup(rendered):
-    soup = BeautifulSoup(notebook_html.simplify(rendered), "html.parser")
+    soup = simplified(rendered)
     # The template's CSS, scripts, prompts, duplicated sources and tag toolbars are gone.
     assert soup.find_all(["style", "script", "clipboard-copy"]) == []
     assert soup.select(".clipboard-copy-txt, .celltoolbar, .jp-InputPrompt, .jp-Cell") == []
@@ -95,7 +101,7 @@ def test_a_notebook_page_becomes_material_markup(rendered):
 
 
 def test_solutions_are_folded_at_render_time(rendered):
-    soup = BeautifulSoup(notebook_html.simplify(rendered), "html.parser")
+    soup = simplified(rendered)
     (details,) = soup.select("details")
     assert details.summary.get_text() == "Solution"
     assert details.select_one("pre code").get_text() == "print(6 * 7)\n"
@@ -121,7 +127,7 @@ def test_solutions_are_folded_at_render_time(rendered):
 def test_html_of_another_shape_is_refused(html, message):
     """A template change must fail the build, not lose part of a page silently."""
     with pytest.raises(notebook_html.NotebookHTMLError, match=message):
-        notebook_html.simplify(html)
+        notebook_html.simplify(BeautifulSoup(html, "html.parser"))
 
 
 @pytest.mark.parametrize(
@@ -186,14 +192,6 @@ def test_macros_from_extensions_are_typeset(mathjax):
     assert html.count("<mjx-container") == 1
 
 
-class FakeFiles:
-    def __init__(self, pages: dict[str, str]) -> None:
-        self.pages = pages
-
-    def get_file_from_path(self, path: str):
-        return FakeFile(path, self.pages[path]) if path in self.pages else None
-
-
 class FakeFile:
     def __init__(self, src_uri: str, url: str = "") -> None:
         self.src_uri, self.url = src_uri, url
@@ -202,19 +200,32 @@ class FakeFile:
         return posixpath.relpath(self.url, other.url) + "/"  # directory URLs, as MkDocs
 
 
+class FakeFiles:
+    def __init__(self, pages: dict[str, str]) -> None:
+        self.files = [FakeFile(uri, url) for uri, url in pages.items()]
+
+    def documentation_pages(self) -> list[FakeFile]:
+        return self.files
+
+
 class FakePage:
     def __init__(self, src_uri: str, url: str) -> None:
         self.file = FakeFile(src_uri, url)
         self.toc = []
 
 
-ENGLISH_CONFIG = {"docs_dir": str(ROOT / "docs" / "en"), "extra": {}}
+ENGLISH_CONFIG = {
+    "docs_dir": str(ROOT / "docs" / "en"),
+    "extra": {"translation": {"source": "Full source: {name}."}},
+}
 
 
 def test_the_hook_presents_a_chapter_page(rendered, mathjax, monkeypatch):
-    monkeypatch.setattr(mkdocs_hooks, "_mathjax", mathjax)
+    presenter = mkdocs_hooks.render.Presenter.__new__(mkdocs_hooks.render.Presenter)
+    presenter.mathjax, presenter.used = mathjax, set()
+    monkeypatch.setattr(mkdocs_hooks, "_presenter", presenter)
     page = FakePage("chapter-3/chapter.py", "chapter-3/chapter/")
-    files = FakeFiles({"chapter-3/next.py": "chapter-3/next/"})
+    files = FakeFiles({"chapter-3/next.py": "chapter-3/next/", page.file.src_uri: page.file.url})
     html = mkdocs_hooks.on_page_content(rendered, page=page, config=ENGLISH_CONFIG, files=files)
     assert '<autoref identifier="attention_mechanisms.functional.causal_mask">' in html
     assert 'href="../next/"' in html

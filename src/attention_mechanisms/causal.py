@@ -11,8 +11,8 @@ Z = \operatorname{Dropout}\!\left(\operatorname{softmax}\!\left(
 \qquad M_{ij} = \begin{cases} -\infty & j > i \\ 0 & j \le i \end{cases}
 $$
 
-Dropout then zeroes a random fraction $p$ of the weights during training and scales the
-rest by $1 / (1 - p)$, so the expected weight is unchanged; ``model.eval()`` turns it off.
+Dropout then zeroes each weight with probability $p$ during training and scales the rest
+by $1 / (1 - p)$, so the expected weight is unchanged; ``model.eval()`` turns it off.
 """
 
 from __future__ import annotations
@@ -102,5 +102,5 @@ class CausalAttention(nn.Module):
         attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
         attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
         attn_weights = self.dropout(attn_weights)  # only in training mode
-        context_vec = attn_weights @ values  # ([b,] T, d_out)
+        context_vec: Tensor = attn_weights @ values  # ([b,] T, d_out)
         return context_vec

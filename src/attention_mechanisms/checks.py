@@ -27,7 +27,7 @@ def check_dropout(name: str, value: object) -> float:
     """Return ``value`` as a float if it is a probability in ``[0, 1)``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a float in [0, 1); got {value!r} ({type(value).__name__})")
-    if not 0.0 <= value < 1.0:
+    if not 0.0 <= float(value) < 1.0:
         raise ValueError(f"{name} must be a float in [0, 1); got {value}")
     return float(value)
 
@@ -106,15 +106,22 @@ def check_same_dtype(**tensors: torch.Tensor) -> None:
         raise TypeError(f"{', '.join(dtypes)} must share one dtype; got {listed}")
 
 
+def _check_sequence(name: str, tensor: object) -> torch.Tensor:
+    """Return ``tensor`` if it is floating point with at least two dimensions."""
+    tensor = check_floating(name, tensor)
+    if tensor.dim() < 2:
+        raise ValueError(
+            f"{name} must have at least 2 dimensions (..., tokens, features); "
+            f"got shape {tuple(tensor.shape)}"
+        )
+    return tensor
+
+
 def check_qkv(query: object, key: object, value: object) -> None:
     """Check that ``(..., L, d_k)``, ``(..., S, d_k)`` and ``(..., S, d_v)`` fit together."""
-    for name, tensor in (("query", query), ("key", key), ("value", value)):
-        check_floating(name, tensor)
-        if tensor.dim() < 2:
-            raise ValueError(
-                f"{name} must have at least 2 dimensions (..., tokens, features); "
-                f"got shape {tuple(tensor.shape)}"
-            )
+    query = _check_sequence("query", query)
+    key = _check_sequence("key", key)
+    value = _check_sequence("value", value)
     check_same_dtype(query=query, key=key, value=value)
     if query.shape[-1] != key.shape[-1]:
         raise ValueError(
@@ -126,3 +133,44 @@ def check_qkv(query: object, key: object, value: object) -> None:
             "key and value must have the same number of positions S (dimension -2); "
             f"got key {tuple(key.shape)} and value {tuple(value.shape)}"
         )
+
+
+def check_new_kv(
+    keys: object, values: object, cached: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Return ``keys`` and ``values`` if a KV cache holding the ``cached`` keys can take them.
+
+    They must be ``(batch, num_heads, num_tokens, head_dim)`` alike, must not require grad (a
+    cache is for inference), and must match the ``cached`` keys in all but ``num_tokens``.
+    """
+    keys, values = check_floating("keys", keys), check_floating("values", values)
+    if keys.requires_grad or values.requires_grad:
+        raise ValueError(
+            f"{'keys' if keys.requires_grad else 'values'} must not require grad: KVCache is for "
+            "inference (wrap generation in torch.no_grad() or torch.inference_mode()); got a "
+            "tensor with requires_grad=True"
+        )
+    if keys.dim() != 4 or keys.shape != values.shape:
+        raise ValueError(
+            "keys and values must both be (batch, num_heads, num_tokens, head_dim); got "
+            f"{tuple(keys.shape)} and {tuple(values.shape)}"
+        )
+    if (values.dtype, values.device) != (keys.dtype, keys.device):
+        raise ValueError(
+            f"values must be {keys.dtype} on {keys.device} like keys; "
+            f"got {values.dtype} on {values.device}"
+        )
+    if cached is None:
+        return keys, values
+    (b, h, _, d), (cb, ch, _, cd) = keys.shape, cached.shape
+    if (b, h, d) != (cb, ch, cd):
+        raise ValueError(
+            f"keys must be (batch={cb}, num_heads={ch}, num_tokens, head_dim={cd}) like the "
+            f"cached ones; got {tuple(keys.shape)}; use one KVCache per module and batch"
+        )
+    if (keys.dtype, keys.device) != (cached.dtype, cached.device):
+        raise ValueError(
+            f"keys must be {cached.dtype} on {cached.device} like the cached ones; "
+            f"got {keys.dtype} on {keys.device}"
+        )
+    return keys, values

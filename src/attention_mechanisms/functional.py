@@ -90,8 +90,9 @@ def scaled_dot_product_attention(
     0 & \text{otherwise} \end{cases}
     $$
 
-    Dividing by $\sqrt{d_k}$ keeps the scores' spread independent of the head size, so the
-    softmax does not saturate and its gradients do not vanish (section 3.4.1).
+    Dividing by $\sqrt{d_k}$ keeps the scores' spread from growing with the head size (for
+    independent unit-variance entries, $q \cdot k$ has variance $d_k$), so the softmax does
+    not saturate and its gradients do not vanish (section 3.4.1).
 
     A query whose keys are **all** hidden has nothing to attend to. Instead of the NaN that
     ``softmax`` of a row of ``-inf`` gives, its weights are all zero and its context vector is

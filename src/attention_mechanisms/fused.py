@@ -1,4 +1,4 @@
-r"""Fast causal multi-head attention: one projection, one fused kernel, and a KV cache.
+r"""Fast causal multi-head attention: one projection, one attention call, and a KV cache.
 
 [MultiHeadAttention][attention_mechanisms.multihead.MultiHeadAttention] spells every step
 out: three projections, an explicit $T \times T$ score matrix, a mask, a softmax, dropout,
@@ -6,14 +6,19 @@ a second matrix product. Production models compute the same function with two ch
 
 1. **One projection** ``qkv = nn.Linear(d_in, 3 * d_out)`` instead of three: one larger
    matrix product uses the hardware better than three small ones.
-2. **One attention kernel**, ``torch.nn.functional.scaled_dot_product_attention``, which
-   on recent PyTorch dispatches to a fused implementation (FlashAttention-style on CUDA
-   and on CPU). It never materialises the $T \times T$ weights, so its memory grows
-   linearly with the number of tokens instead of quadratically.
+2. **One attention call**, ``torch.nn.functional.scaled_dot_product_attention``, which picks
+   an implementation per call. A fused kernel (FlashAttention-style) never materialises the
+   $T \times T$ weights, so its memory grows linearly with the number of tokens instead of
+   quadratically; the math path computes them all, as ``MultiHeadAttention`` does. With
+   PyTorch 2.13 on CPU this module gets the fused kernel unless dropout is active (training
+   with ``dropout > 0``), which falls back to the math path. On CUDA a fused kernel (such as
+   FlashAttention or the memory-efficient one, which both take dropout) runs where the dtype,
+   head size and mask allow, and the math path otherwise (``float64``, for one).
 
-For generation, [KVCache][attention_mechanisms.fused.KVCache] keeps the keys and values of
-the tokens seen so far, so each new token costs one query against the cache instead of
-recomputing the whole sequence.
+Either way the outputs equal ``MultiHeadAttention``'s to rounding, not bit for bit.
+[KVCache][attention_mechanisms.fused.KVCache] keeps the keys and values of the tokens seen
+so far, so that in generation each new token costs one query against the cache instead of
+recomputing the whole sequence. It is for inference only.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import torch
 import torch.nn.functional as F  # noqa: N812 (PyTorch's own convention)
 from torch import Tensor, nn
 
-from .checks import check_dropout, check_floating, check_heads, check_size, check_tokens
+from .checks import check_dropout, check_heads, check_new_kv, check_size, check_tokens
 from .functional import causal_mask
 from .multihead import MultiHeadAttention
 
@@ -37,7 +42,11 @@ class KVCache:
     for one batch of sequences; each call writes the new tokens' keys and values after the
     cached ones. The storage is allocated once, at the first call, for ``capacity`` positions,
     so a step copies only its new tokens. Without a capacity the storage doubles whenever it
-    is full, which still copies each position only a few times over a whole generation.
+    is full, so growing copies fewer than two positions per cached position, all told.
+
+    It is for inference: it writes each step into its storage in place, which autograd cannot
+    follow back across steps, so it refuses tensors that require grad. Generate under
+    ``torch.no_grad()`` or ``torch.inference_mode()``.
 
     Args:
         capacity: Most positions the cache will hold, e.g. the module's ``context_length``;
@@ -94,21 +103,11 @@ class KVCache:
 
         Raises:
             TypeError: If ``keys`` or ``values`` is not a floating-point tensor.
-            ValueError: If they are not 4-D, their shapes differ, they do not match what
-                the cache already holds (batch, heads, head size, dtype, device), or they
-                would take the cache past its ``capacity``.
+            ValueError: If they require grad, are not 4-D, their shapes differ, they do not
+                match what the cache already holds (batch, heads, head size, dtype, device),
+                or they would take the cache past its ``capacity``.
         """
-        keys, values = check_floating("keys", keys), check_floating("values", values)
-        if keys.dim() != 4 or keys.shape != values.shape:
-            raise ValueError(
-                "keys and values must both be (batch, num_heads, num_tokens, head_dim); got "
-                f"{tuple(keys.shape)} and {tuple(values.shape)}"
-            )
-        if (values.dtype, values.device) != (keys.dtype, keys.device):
-            raise ValueError(
-                f"values must be {keys.dtype} on {keys.device} like keys; "
-                f"got {values.dtype} on {values.device}"
-            )
+        keys, values = check_new_kv(keys, values, self._keys)
         b, h, num_new, d = keys.shape
         end = self._length + num_new
         if self.capacity is not None and end > self.capacity:
@@ -116,40 +115,26 @@ class KVCache:
                 f"keys has {num_new} tokens and the cache holds {self._length}, more than "
                 f"capacity={self.capacity} together; reset() it or make a larger KVCache"
             )
-        if self._keys is None:
-            size = self.capacity or num_new
-            self._keys = keys.new_empty(b, h, size, d)
-            self._values = values.new_empty(b, h, size, d)
-        else:
-            cached = self._keys
-            if (b, h, d) != (cached.shape[0], cached.shape[1], cached.shape[3]):
-                raise ValueError(
-                    f"keys must be (batch={cached.shape[0]}, num_heads={cached.shape[1]}, "
-                    f"num_tokens, head_dim={cached.shape[3]}) like the cached ones; got "
-                    f"{tuple(keys.shape)}; use one KVCache per module and batch"
-                )
-            if (keys.dtype, keys.device) != (cached.dtype, cached.device):
-                raise ValueError(
-                    f"keys must be {cached.dtype} on {cached.device} like the cached ones; "
-                    f"got {keys.dtype} on {keys.device}"
-                )
-            if end > cached.shape[2]:  # full and growable: double the storage
-                more = max(end, 2 * cached.shape[2]) - cached.shape[2]
-                self._keys, self._values = (
-                    torch.cat((t, t.new_empty(b, h, more, d)), dim=2)
-                    for t in (self._keys, self._values)
-                )
+        if self._keys is None or self._values is None:
+            self._keys = keys.new_empty(b, h, self.capacity or num_new, d)
+            self._values = values.new_empty(b, h, self.capacity or num_new, d)
+        elif end > self._keys.shape[2]:  # full and growable: double the storage
+            more = max(end, 2 * self._keys.shape[2]) - self._keys.shape[2]
+            self._keys, self._values = (
+                torch.cat((t, t.new_empty(b, h, more, d)), dim=2)
+                for t in (self._keys, self._values)
+            )
         self._keys[..., self._length : end, :] = keys
         self._values[..., self._length : end, :] = values
         self._length = end
-        return self.keys, self.values
+        return self._keys[..., :end, :], self._values[..., :end, :]
 
 
 class FusedMultiHeadAttention(nn.Module):
-    r"""Causal multi-head attention with a combined QKV projection and PyTorch's fused kernel.
+    r"""Causal multi-head attention with a combined QKV projection and PyTorch's attention call.
 
-    Computes exactly what [MultiHeadAttention][attention_mechanisms.multihead.MultiHeadAttention]
-    computes,
+    Computes the function that
+    [MultiHeadAttention][attention_mechanisms.multihead.MultiHeadAttention] computes,
 
     $$
     \operatorname{head}_i = \operatorname{softmax}\!\left(
@@ -160,9 +145,12 @@ class FusedMultiHeadAttention(nn.Module):
 
     but with ``qkv = nn.Linear(d_in, 3 * d_out)`` (the rows of ``W_query``, ``W_key`` and
     ``W_value`` stacked) and ``torch.nn.functional.scaled_dot_product_attention(...,
-    is_causal=True)`` in place of the explicit mask, softmax and matrix products. Dropout
-    on the attention weights applies in training mode only. There is no ``mask`` buffer: the
-    kernel applies causality itself, so ``context_length`` only bounds the input.
+    is_causal=True)`` in place of the explicit mask, softmax and matrix products; with the
+    same weights the outputs agree to rounding. Dropout on the attention weights applies in
+    training mode only, with random draws of its own (and, on CPU, through the math path:
+    see the module's description). There is no ``mask`` buffer: ``is_causal`` applies
+    causality, or, for several new tokens after a cache, a boolean ``(T, S + T)`` mask built
+    per call; ``context_length`` only bounds the input.
 
     Shape notation:
         - ``b``: batch size (optional)
@@ -218,8 +206,9 @@ class FusedMultiHeadAttention(nn.Module):
             mha: The textbook module to copy.
 
         Returns:
-            A ``FusedMultiHeadAttention`` on the same device and dtype that computes the same
-            outputs.
+            A ``FusedMultiHeadAttention`` on the same device and dtype, in the same training
+            mode, whose outputs equal ``mha``'s to rounding (with dropout active, only in
+            distribution: the random draws differ).
 
         Raises:
             TypeError: If ``mha`` is not a ``MultiHeadAttention``.
@@ -256,11 +245,13 @@ class FusedMultiHeadAttention(nn.Module):
 
         Raises:
             TypeError: If ``x`` is not a floating-point tensor.
-            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, or the
-                cached plus new tokens exceed ``context_length``, or ``x`` has another batch size
-                than the keys in ``kv_cache``.
+            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, the
+                cached plus new tokens exceed ``context_length``, ``x`` has another batch size
+                than the keys in ``kv_cache``, or ``kv_cache`` is given while the keys would
+                require grad (grad mode on, and ``x`` or the parameters requiring grad).
         """
-        cached = 0 if kv_cache is None else len(kv_cache)
+        cached_keys = None if kv_cache is None else kv_cache.keys  # (b, h, S, d_head)
+        cached = 0 if cached_keys is None else cached_keys.shape[2]
         x = check_tokens(x, self.d_in, self.context_length if cached == 0 else None)
         if cached + x.shape[-2] > self.context_length:
             raise ValueError(
@@ -269,17 +260,25 @@ class FusedMultiHeadAttention(nn.Module):
             )
         xb = x if x.dim() == 3 else x.unsqueeze(0)  # (b, T, d_in)
         b, num_tokens, _ = xb.shape
-        if cached and kv_cache.keys.shape[0] != b:
+        if cached_keys is not None and cached_keys.shape[0] != b:
             raise ValueError(
                 f"x holds a batch of {b}, but kv_cache holds keys for a batch of "
-                f"{kv_cache.keys.shape[0]}; use a new KVCache, or reset() it, for a new batch"
+                f"{cached_keys.shape[0]}; use a new KVCache, or reset() it, for a new batch"
             )
 
         qkv = self.qkv(xb).view(b, num_tokens, 3, self.num_heads, self.head_dim)
         queries, keys, values = qkv.permute(2, 0, 3, 1, 4)  # each (b, h, T, d_head)
         if kv_cache is not None:
+            if keys.requires_grad:  # the cache writes in place: autograd cannot follow it
+                why = "x" if x.requires_grad else "the module's parameters"
+                raise ValueError(
+                    "kv_cache must be used with gradients off: KVCache is for inference (wrap "
+                    "generation in torch.no_grad() or torch.inference_mode()); got grad mode "
+                    f"on and {why} requiring grad"
+                )
             keys, values = kv_cache.append(keys, values)  # (b, h, S + T, d_head)
 
+        # With dropout, PyTorch 2.13 on CPU takes the math path (T x T weights), not the fused one.
         dropout_p = self.dropout if self.training else 0.0
         if cached == 0 or num_tokens == 1:
             # No cache: PyTorch's causal mask is right. One new token: it sees everything.
@@ -295,5 +294,5 @@ class FusedMultiHeadAttention(nn.Module):
             )
 
         context = context.transpose(1, 2).reshape(b, num_tokens, self.d_out)  # (b, T, d_out)
-        out = self.out_proj(context)
+        out: Tensor = self.out_proj(context)
         return out if x.dim() == 3 else out.squeeze(0)

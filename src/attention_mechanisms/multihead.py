@@ -1,21 +1,22 @@
 r"""Section 3.6: multi-head attention, first as a stack of heads, then with weight splits.
 
-Several attention heads run in parallel, each with its own projections, so each can learn
-to attend to a different kind of relation; their outputs are concatenated:
+Several attention heads, numbered $1$ to $h$, run in parallel, each with its own
+projections, so each can learn to attend to a different kind of relation. Their outputs are
+concatenated, and an output projection $W_o$ (with bias $b_o$) mixes them:
 
 $$
 \operatorname{MultiHead}(X) = \left[\operatorname{head}_1(X) \,\|\, \cdots \,\|\,
-    \operatorname{head}_h(X)\right] W_o,
+    \operatorname{head}_h(X)\right] W_o + b_o,
 \qquad \operatorname{head}_i(X) = \operatorname{CausalAttention}_i(X)
 $$
 
 [MultiHeadAttentionWrapper][attention_mechanisms.multihead.MultiHeadAttentionWrapper] is
-that formula read literally: a list of
+the concatenation alone, read literally: a list of
 [CausalAttention][attention_mechanisms.causal.CausalAttention] modules run one after the
-other (and without $W_o$).
-[MultiHeadAttention][attention_mechanisms.multihead.MultiHeadAttention] computes all heads
-with one projection per role and one batched matrix multiplication, then mixes them with
-``out_proj``.
+other, and no $W_o$.
+[MultiHeadAttention][attention_mechanisms.multihead.MultiHeadAttention] is the whole
+formula: it computes all heads with one projection per role and one batched matrix
+multiplication, then mixes them with ``out_proj``, which holds $W_o$ and $b_o$.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .checks import check_dropout, check_heads, check_size, check_tokens
 from .causal import CausalAttention
+from .checks import check_dropout, check_heads, check_size, check_tokens
 
 __all__ = ["MultiHeadAttention", "MultiHeadAttentionWrapper"]
 
@@ -33,7 +34,7 @@ class MultiHeadAttentionWrapper(nn.Module):
     r"""``num_heads`` independent causal heads whose outputs are concatenated.
 
     Each head is a full [CausalAttention][attention_mechanisms.causal.CausalAttention] with
-    its own ``W_query``, ``W_key`` and ``W_value``, created in order (head 0 first), so the output
+    its own ``W_query``, ``W_key`` and ``W_value``, created in order (head 1 first), so the output
     has ``d_out * num_heads`` features: to get ``k`` output features from ``h`` heads, pass
     ``d_out = k / h``.
 
@@ -110,10 +111,12 @@ class MultiHeadAttention(nn.Module):
         W_o + b_o
     $$
 
-    where $Q_i$ is columns $i \cdot d_\text{head}$ to $(i + 1) \cdot d_\text{head}$ of
-    $X W_q$. Parameters are created in the book's order (``W_query``, ``W_key``,
-    ``W_value``, ``out_proj``) and the causal ``mask`` buffer is the book's, so seeded
-    results and ``state_dict``s carry over. At GPT-2 small's size (``d_in = d_out = 768``,
+    where $Q_i$, $K_i$ and $V_i$ are head $i$'s columns of $X W_q$, $X W_k$ and $X W_v$:
+    counting heads from 1 and columns from 0, columns $(i - 1) \cdot d_\text{head}$ to
+    $i \cdot d_\text{head} - 1$, the slice ``[..., (i - 1) * head_dim : i * head_dim]``.
+    Parameters are created in the book's order (``W_query``, ``W_key``, ``W_value``,
+    ``out_proj``) and the causal ``mask`` buffer is the book's, so seeded results and
+    ``state_dict``s carry over. At GPT-2 small's size (``d_in = d_out = 768``,
     12 heads, no QKV bias) it has 2,360,064 parameters.
 
     Shape notation:
@@ -202,7 +205,7 @@ class MultiHeadAttention(nn.Module):
         attn_scores.masked_fill_(mask_bool, -torch.inf)
         attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
         attn_weights = self.dropout(attn_weights)  # only in training mode
-        context_vec = (attn_weights @ values).transpose(1, 2)  # (b, T, h, d_head)
+        context_vec: Tensor = (attn_weights @ values).transpose(1, 2)  # (b, T, h, d_head)
         # transpose() only changes strides; view() needs the memory in row order again.
         context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)  # (b, T, d_out)
         context_vec = self.out_proj(context_vec)

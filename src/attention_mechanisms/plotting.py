@@ -2,7 +2,7 @@
 
 A heatmap makes an attention matrix readable at a glance: row ``i`` is query token ``i``,
 column ``j`` is key token ``j``, and the shade is how much of token ``j`` flows into token
-``i``'s context vector. The book's figures are drawn with this function from the tensors the
+``i``'s context vector. The book's heatmaps are drawn with this function from the tensors the
 chapter computes.
 
 This module needs matplotlib (``pip install "attention-mechanisms[plot]"``); nothing else in
@@ -17,11 +17,15 @@ import io
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor
 
 from .checks import check_floating
+
+if TYPE_CHECKING:  # matplotlib is optional: imported only when a figure is drawn
+    from matplotlib.figure import Figure
 
 __all__ = ["AttentionFigure", "show_attention", "show_figure"]
 
@@ -133,7 +137,7 @@ def show_attention(
     return show_figure(fig, caption=caption, alt=alt)
 
 
-def show_figure(fig: object, *, caption: str, alt: str) -> AttentionFigure:
+def show_figure(fig: Figure, *, caption: str, alt: str) -> AttentionFigure:
     """Render any matplotlib figure as an image with alt text and a caption, and close it.
 
     Args:

@@ -87,7 +87,7 @@ class SelfAttention_v1(nn.Module):
         values = x @ self.W_value
         attn_scores = queries @ keys.mT  # omega, ([b,] T, T); .mT is .T for one sequence
         attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
-        context_vec = attn_weights @ values  # ([b,] T, d_out)
+        context_vec: Tensor = attn_weights @ values  # ([b,] T, d_out)
         return context_vec
 
 
@@ -99,7 +99,7 @@ class SelfAttention_v2(nn.Module):
     projection is an ``nn.Linear(d_in, d_out)``. ``nn.Linear`` stores its weight transposed,
     as ``(d_out, d_in)``, and computes ``x @ weight.T + bias``; so copying
     ``v2.W_query.weight.T`` into ``v1.W_query`` (and likewise for keys and values) makes the
-    two classes agree exactly.
+    two classes agree, to rounding (without ``qkv_bias``, which v1 does not have).
 
     Shape notation:
         - ``b``: batch size (optional)
@@ -143,5 +143,5 @@ class SelfAttention_v2(nn.Module):
         values = self.W_value(x)
         attn_scores = queries @ keys.mT  # omega, ([b,] T, T); .mT is .T for one sequence
         attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
-        context_vec = attn_weights @ values  # ([b,] T, d_out)
+        context_vec: Tensor = attn_weights @ values  # ([b,] T, d_out)
         return context_vec

@@ -14,7 +14,7 @@ to 1 along each row, and the context vector mixes the inputs by those weights. I
 for an input matrix $X$ of shape ``(T, d)``: $Z = \operatorname{softmax}(X X^\top) X$.
 
 Each step comes in the two forms the chapter compares: a Python loop that mirrors the
-formula, and the matrix expression that computes the same numbers in one call.
+formula, and the matrix expression that computes the same numbers (to rounding) in one call.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def query_scores_loop(query: Tensor, inputs: Tensor) -> Tensor:
 def query_scores(query: Tensor, inputs: Tensor) -> Tensor:
     r"""Attention scores of one query against every input, as one matrix-vector product.
 
-    $\omega = X q$, the same numbers as
+    $\omega = X q$, the same numbers, to rounding, as
     [query_scores_loop][attention_mechanisms.simple.query_scores_loop].
 
     Args:
@@ -153,7 +153,7 @@ def attention_scores(inputs: Tensor) -> Tensor:
         inputs: ``(num_tokens, d)``.
 
     Returns:
-        ``(num_tokens, num_tokens)``, equal to ``attention_scores_loop(inputs)``.
+        ``(num_tokens, num_tokens)``, equal to ``attention_scores_loop(inputs)`` to rounding.
 
     Raises:
         TypeError: If ``inputs`` is not a floating-point tensor.
@@ -251,7 +251,7 @@ def attention_weights(scores: Tensor) -> Tensor:
         scores: ``(..., num_tokens)``.
 
     Returns:
-        Same shape; every row is positive and sums to 1.
+        Same shape; every row is non-negative and sums to 1 (to rounding).
 
     Raises:
         TypeError: If ``scores`` is not a floating-point tensor.
@@ -284,8 +284,8 @@ def context_vector(weights: Tensor, inputs: Tensor) -> Tensor:
 def context_vectors(weights: Tensor, inputs: Tensor) -> Tensor:
     r"""All context vectors at once: $Z = A X$.
 
-    Row ``i`` of the product is $\sum_j \alpha_{ij} x^{(j)}$, the loop of
-    [context_vector][attention_mechanisms.simple.context_vector] for query ``i``.
+    Row ``i`` of the product is $\sum_j \alpha_{ij} x^{(j)}$: the loop of
+    [context_vector][attention_mechanisms.simple.context_vector] for query ``i``, to rounding.
 
     Args:
         weights: ``(num_tokens, num_tokens)``.

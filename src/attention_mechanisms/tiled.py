@@ -2,9 +2,9 @@ r"""Attention block by block with an online softmax: FlashAttention's algorithm,
 
 Plain attention computes the whole score matrix $S = Q K^\top$ ($T \times T$), then the
 softmax, then $P V$. Its memory grows with $T^2$. FlashAttention (Dao et al., 2022) gets
-the same result while holding only one small block of scores at a time. The trick is an
-**online softmax**: for each query row keep three running quantities over the key blocks
-seen so far,
+the same result, to rounding, while holding only one small block of scores at a time. The
+trick is an **online softmax**: for each query row keep three running quantities over the
+key blocks seen so far,
 
 - $m$, the largest score so far,
 - $\ell = \sum_j e^{s_j - m}$, the softmax denominator relative to $m$,
@@ -19,8 +19,9 @@ o' = e^{m - m'} o + \sum_j e^{s^{(b)}_j - m'} v^{(b)}_j .
 $$
 
 The factor $e^{m - m'}$ rescales what was accumulated under the old maximum. After the last
-block, $o / \ell$ is exactly $\operatorname{softmax}(s) V$. This module is for reading, not
-speed: Python loops over blocks are slow, and the real kernels fuse all of it on the chip.
+block, $o / \ell$ is $\operatorname{softmax}(s) V$: exactly in exact arithmetic, to rounding
+in floating point. This module is for reading, not speed: Python loops over blocks are slow,
+and the real kernels fuse all of it on the chip.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ def tiled_attention(
     rounding, but no tensor larger than ``block_size x block_size`` scores per head is ever
     created. With ``causal=True`` the queries are the last ``L`` of the ``S`` positions
     (as in [causal_mask][attention_mechanisms.functional.causal_mask]), and key blocks that
-    lie entirely in a query block's future are skipped, which halves the work.
+    lie entirely in a query block's future are skipped, which, with as many queries as keys,
+    about halves the work.
 
     Shape notation:
         - ``...``: leading dimensions (batch, heads), the same for all three inputs

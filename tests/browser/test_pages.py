@@ -9,6 +9,7 @@ from urllib.parse import urljoin, urlsplit
 import nbformat
 import pytest
 from browsing import (
+    LANGUAGES,
     LAYOUT,
     PAGE_LIMIT,
     RAW_TEX,
@@ -189,3 +190,49 @@ def test_download_link_returns_the_executed_notebook(context, base_url, path):
     # A plain notebook: the page's presentation (folded solutions) is not in it.
     assert [cell.cell_type for cell in nb.cells if cell.cell_type == "raw"] == []
     assert not any("<details" in cell.source for cell in nb.cells)
+
+
+# The classes the chapters show from the package: 3.4.2, 3.5.3, 3.6.1 and 3.6.2.
+CLASS_CELLS = {
+    "chapter-3/03-trainable-self-attention/": ["SelfAttention_v1", "SelfAttention_v2"],
+    "chapter-3/04-causal-attention/": ["CausalAttention"],
+    "chapter-3/05-multi-head-attention/": ["MultiHeadAttentionWrapper", "MultiHeadAttention"],
+}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("chapter", sorted(CLASS_CELLS))
+def test_a_class_cell_reads_like_the_book_and_links_to_its_full_source(
+    context, base_url, screenshots, language, chapter
+):
+    page = context.new_page()
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{base_url}{language}/{chapter}", wait_until="networkidle")
+    for name in CLASS_CELLS[chapter]:
+        cell = page.locator(f'.nb-cell[data-include$=".{name}"]')
+        assert cell.count() == 1, name
+        code = cell.locator("pre code").inner_text()
+        assert code.startswith(f"class {name}(nn.Module):\n    def __init__(self, d_in, d_out")
+        for machinery in ('"""', "Args:", "noqa", "-> None", ": Tensor", "$$"):
+            assert machinery not in code, (name, machinery)
+        # The line under it leads to the whole class, docstrings and all, in the reference.
+        source = page.locator(f'.nb-cell[data-include$=".{name}"] + p.nb-source a')
+        assert source.inner_text() == name
+        reference = context.new_page()
+        reference.goto(urljoin(page.url, source.get_attribute("href")), wait_until="networkidle")
+        anchor = urlsplit(reference.url).fragment
+        assert anchor.endswith(f".{name}") and reference.locator(f'[id="{anchor}"]').count() == 1
+        assert "Example:" in reference.content() or "Args" in reference.content()
+        reference.close()
+        # The cell and the line under it, as a reader sees them at 1280 px.
+        top, bottom = page.evaluate(
+            """([cell, line]) => [cell.getBoundingClientRect().top + scrollY - 8,
+                                 line.getBoundingClientRect().bottom + scrollY + 8]""",
+            [cell.element_handle(), source.element_handle()],
+        )
+        width = page.evaluate("document.documentElement.clientWidth")
+        page.screenshot(
+            path=screenshots / f"class-{language}-{name}.png",
+            full_page=True,
+            clip={"x": 0, "y": top, "width": width, "height": bottom - top},
+        )

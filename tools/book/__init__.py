@@ -1,22 +1,27 @@
 """The book's tooling: execute every chapter once, check what it prints, publish it.
 
-Chapters are Jupytext "percent" scripts (``docs/<lang>/**/*.py``); only the English ones
-execute. One module per job:
+Chapters are Jupytext "percent" scripts (``docs/en/**/*.py``); translations are gettext
+catalogs (``docs/<lang>/**/*.po``). One module per job:
 
+- `book.source` reads and writes chapter sources: cells, metadata, stated outputs, lines;
+- `book.include` gives a package class as a chapter shows it (no docstrings, no hints);
 - `book.executor` executes a chapter into a notebook with outputs, cached under
   ``.cache/book/``, and enforces the chapter rules (cells that must raise, include cells);
 - `book.checker` compares every output with the ``# Out:`` block its cell states, and runs
-  the package's docstring examples the same way (`book.expectations` parses those blocks);
-- `book.mkdocs_hooks` is the MkDocs hook (``hooks:`` in ``mkdocs.yml``): it executes stale
-  chapters, warns about outputs that differ from their source (so a strict build fails),
-  and hands each page to `book.notebook_html` (notebook pages as plain, light HTML) and
-  `book.typeset` (every formula typeset at build time);
-- `book.translations` holds every translation (``docs/<lang>/``) to the English: the same
-  pages, the English code cells, outputs from the English execution, staleness recorded;
+  the package's docstring examples the same way (`book.expectations` compares);
+- `book.catalog` cuts English pages into paragraphs and keeps their translations (PO);
+  `book.compose` makes a translated page from the English one and its catalog, marking
+  the paragraphs that are behind; `book.translations` reports and updates the catalogs;
   `book.lang` picks the code cells each language's page shows (``# %% lang="vi"``);
+- `book.site_pages` says what each page of a language is rendered from; `book.render`
+  presents a page: `book.notebook_html` (notebook pages as plain, light HTML), `book.page`
+  (links, names and marks, in one parsed pass, with `book.links`), `book.typeset` (every
+  formula typeset at build time);
+- `book.mkdocs_hooks` is the MkDocs hook (``hooks:`` in ``mkdocs.yml``): it only routes
+  MkDocs' events to those modules;
 - `book.site` builds every language into ``site/<lang>/``, and the root;
 - `book.cli` is the command line:
-  ``python -m book execute | check [--update] | path | site | translations``.
+  ``python -m book execute | check [--update] | path | site | translations [--update]``.
 
 The package is installed editable into the documentation environment (``pip install -e
 tools``, which ``nox`` does), so every caller imports it the ordinary way.

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import nbformat
 
-from book import BookError, expectations, lang, shown, translations
+from book import BookError, expectations, lang, shown, source, translations
 from book.executor import cell_lines, execute
 
 
@@ -36,8 +36,8 @@ class Report:
 
 
 def _pair_code_cells(
-    chapter: Path, nb: nbformat.NotebookNode, source_cells: list[expectations.SourceCell]
-) -> list[tuple[expectations.SourceCell, nbformat.NotebookNode]]:
+    chapter: Path, nb: nbformat.NotebookNode, source_cells: list[source.Cell]
+) -> list[tuple[source.Cell, nbformat.NotebookNode]]:
     """Match the source's code cells with the executed notebook's, in order."""
     source_code = [cell for cell in source_cells if cell.is_code]
     nb_code = [cell for cell in nb.cells if cell.cell_type == "code"]
@@ -47,6 +47,40 @@ def _pair_code_cells(
             f"{len(nb_code)} in the executed notebook; is a cell marker malformed?"
         )
     return list(zip(source_code, nb_code, strict=True))
+
+
+def _compare(report: Report, where: str, stated: source.Cell, actual: str) -> None:
+    """Hold one output to the block its cell states (or to stating none)."""
+    if stated.expected is None:
+        if actual:
+            report.errors.append(
+                f"{where}: printed output but states none; add a '{source.OUT}' "
+                f"block (nox -s examples -- --update) or mark it nondeterministic\n"
+                + "\n".join(f"    | {line}" for line in actual.splitlines())
+            )
+        return
+    expected = "\n".join(stated.expected)
+    mismatch = expectations.compare(expected, actual)
+    report.checked += 1
+    if mismatch is not None:
+        diff = expectations.diff(expected, actual).splitlines()
+        report.errors.append(
+            f"{where}: output differs from the source\n  {mismatch.describe()}\n"
+            + "\n".join(f"    {line}" for line in diff)
+        )
+
+
+def _nondeterministic(report: Report, where: str, stated: source.Cell, reason: object) -> None:
+    """A cell whose output cannot be fixed: it gives its reason and states no output."""
+    if not isinstance(reason, str) or not reason.strip():
+        report.errors.append(
+            f"{where}: marked nondeterministic without a reason; write "
+            f'nondeterministic="why its output cannot be fixed"'
+        )
+    elif stated.expected is not None:
+        report.errors.append(f"{where}: marked nondeterministic but states an output")
+    else:
+        report.nondeterministic.append(f"{where}: {reason}")
 
 
 def check(chapter: Path, source_text: str | None = None) -> Report:
@@ -60,45 +94,18 @@ def check(chapter: Path, source_text: str | None = None) -> Report:
     nb = nbformat.read(path, as_version=4)
     report = Report(shown(chapter))
     report.errors += lang.problems(chapter, translations.languages())
-    outputs = []
     if source_text is None:
         source_text = chapter.read_text(encoding="utf-8")
-    _, source_cells = expectations.split_cells(source_text)
-    for source, cell in _pair_code_cells(chapter, nb, source_cells):
-        where = f"{report.name}, line {source.line}"
+    outputs = []  # the outputs the English prose may quote
+    for stated, cell in _pair_code_cells(chapter, nb, source.parse(source_text, chapter).cells):
+        where = f"{report.name}, line {stated.line}"
         actual = expectations.output_text(cell)
-        reason = cell.metadata.get("nondeterministic")
-        if reason is not None:
-            if not isinstance(reason, str) or not reason.strip():
-                report.errors.append(
-                    f"{where}: marked nondeterministic without a reason; write "
-                    f'nondeterministic="why its output cannot be fixed"'
-                )
-            elif source.expected is not None:
-                report.errors.append(f"{where}: marked nondeterministic but states an output")
-            else:
-                report.nondeterministic.append(f"{where}: {reason}")
+        if "nondeterministic" in cell.metadata:
+            _nondeterministic(report, where, stated, cell.metadata["nondeterministic"])
             continue
-        if lang.shows(cell.metadata, lang.ENGLISH):  # the outputs the English prose may quote
+        if lang.shows(cell.metadata, lang.ENGLISH):
             outputs.append(actual)
-        if source.expected is None:
-            if actual:
-                report.errors.append(
-                    f"{where}: printed output but states none; add a '{expectations.OUT}' "
-                    f"block (nox -s examples -- --update) or mark it nondeterministic\n"
-                    + "\n".join(f"    | {line}" for line in actual.splitlines())
-                )
-            continue
-        stated = "\n".join(source.expected)
-        mismatch = expectations.compare(stated, actual)
-        report.checked += 1
-        if mismatch is not None:
-            report.errors.append(
-                f"{where}: output differs from the source\n  {mismatch.describe()}\n"
-                + "\n".join(
-                    f"    {line}" for line in expectations.diff(stated, actual).splitlines()
-                )
-            )
+        _compare(report, where, stated, actual)
     for cell, line in zip(nb.cells, cell_lines(chapter, nb), strict=True):
         if cell.cell_type != "markdown":
             continue
@@ -121,16 +128,12 @@ def update(chapter: Path) -> bool:
     """
     path, _ = execute(chapter)
     nb = nbformat.read(path, as_version=4)
-    text = chapter.read_text(encoding="utf-8")
-    header, cells = expectations.split_cells(text)
-    for source, cell in _pair_code_cells(chapter, nb, cells):
+    parsed = source.read(chapter)
+    for stated, cell in _pair_code_cells(chapter, nb, parsed.cells):
         actual = expectations.output_text(cell)
         nondeterministic = cell.metadata.get("nondeterministic") is not None
-        source.expected = actual.splitlines() if actual and not nondeterministic else None
-    new = expectations.join_cells(header, cells)
-    if new != text:
-        chapter.write_text(new, encoding="utf-8")
-    return new != text
+        stated.expected = actual.splitlines() if actual and not nondeterministic else None
+    return parsed.write()
 
 
 class _NumericChecker(doctest.OutputChecker):

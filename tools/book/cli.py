@@ -15,48 +15,39 @@ from book.checker import check, check_docstrings, update
 from book.executor import chapters, execute
 
 
-def _translations(stamp: list[Path], sync: bool, numbers: bool = False) -> int:
-    """Report every language against the English; stamp or sync pages first if asked.
+def _numbers(language: str) -> list[str]:
+    """Numbers that a language's chapters quote and that no output on their page prints."""
+    problems = []
+    for page in translations.english_pages():
+        if page.endswith(".py"):
+            executed, _ = execute(translations.ENGLISH / page)
+            problems += translations.number_problems(language, page, executed)
+    return problems
+
+
+def _translations(update: bool, numbers: bool = False) -> int:
+    """Report every language against the English; write the merged catalogs first if asked.
 
     With ``numbers``, also hold each translated chapter's prose numbers to its outputs.
     """
-    for page in stamp:
-        changed = translations.stamp(page)
-        print(f"{shown(page)}: {'stamped' if changed else 'already current'}")
     failed = False
     for language in translations.languages():
-        # The chapters that translate an English chapter (not a page the English lacks).
-        chapters_here = [
-            translations.DOCS / language / page
-            for page in translations.translated_pages(language)
-            if page.endswith(".py") and page in translations.english_pages()
-        ]
-        if sync:
-            for path in chapters_here:
-                if translations.sync_code(path):
-                    print(f"{shown(path)}: English code copied in")
+        for path in translations.update(language) if update else []:
+            print(f"{shown(path)}: merged with the English of today")
         status = translations.status(language)
+        behind = {page: count for page, count in status.behind.items() if count}
         print(
-            f"{language}: {len(status.current) + len(status.stale)} of "
-            f"{len(translations.english_pages())} pages, {len(status.stale)} stale, "
-            f"{len(status.missing)} missing, {len(status.problems)} code problem(s)"
+            f"{language}: {len(status.behind) - len(status.missing)} of "
+            f"{len(translations.english_pages())} pages, {status.units} paragraphs and figure "
+            f"texts, {sum(behind.values())} behind the English, {len(status.problems)} problem(s)"
         )
-        for page in status.stale:
-            print(f"  stale: docs/{language}/{page} (the English prose changed since)")
-        for page in status.missing:
-            print(f"error: docs/{language}/{page} is missing", file=sys.stderr)
-        for page in status.extra:
-            print(f"error: docs/{language}/{page} has no English page", file=sys.stderr)
-        for problem in status.problems:
-            print(f"error: {problem}", file=sys.stderr)
-        failed |= status.failed
-        if not numbers or status.problems:
-            continue
-        for path in chapters_here:
-            executed, _ = execute(translations.english_of(path))
-            for problem in translations.number_problems(path, executed):
-                print(f"error: {problem}", file=sys.stderr)
-                failed = True
+        for page, count in behind.items():
+            print(f"  behind: docs/en/{page}: {count} paragraph(s) (fuzzy or untranslated)")
+        errors = [f"docs/{language}/{page} has no English page" for page in status.extra]
+        errors += status.problems + (_numbers(language) if numbers and not status.failed else [])
+        for error in errors:
+            print(f"error: {error}", file=sys.stderr)
+        failed |= bool(errors)
     return 1 if failed else 0
 
 
@@ -105,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     verify.add_argument(
         "--update",
         action="store_true",
-        help="first rewrite the expected outputs from execution (translations' code too)",
+        help="first rewrite the expected outputs from execution",
     )
     verify.add_argument("chapters", nargs="*", type=Path, help="default: every chapter")
     show = sub.add_parser("path", help="print the executed notebook's path (executing if stale)")
@@ -118,21 +109,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     upkeep = sub.add_parser(
         "translations",
-        help="list each language's stale, missing and differing pages (exit 1 if any are "
-        "missing or differ)",
+        help="report each language's catalogs against the English: paragraphs behind, problems",
     )
     upkeep.add_argument(
-        "--stamp",
-        nargs="+",
-        default=[],
-        type=Path,
-        metavar="PAGE",
-        help="record that PAGE (docs/<lang>/...) now translates the current English prose",
-    )
-    upkeep.add_argument(
-        "--sync-code",
+        "--update",
         action="store_true",
-        help="first copy the English code cells into every translated chapter",
+        help="first merge every catalog with the English of today (msgmerge's way: changed "
+        "paragraphs marked fuzzy, the old English kept beside them)",
     )
     args = parser.parse_args(argv)
 
@@ -153,14 +136,13 @@ def main(argv: list[str] | None = None) -> int:
             code = _check_all(args.chapters or chapters(), fix=args.update)
             if args.chapters:
                 return code
-            # Accepting new English outputs accepts them in every translation too.
-            return max(code, _translations([], sync=args.update, numbers=True))
+            return max(code, _translations(update=False, numbers=True))
         if args.command == "site":
             built = site.build(args.languages or None)
             print(f"built {len(built)} languages into {shown(site.SITE)}")
             return 0
         if args.command == "translations":
-            return _translations(args.stamp, sync=args.sync_code)
+            return _translations(update=args.update)
         todo = args.chapters or chapters()
         executed = 0
         for chapter in todo:

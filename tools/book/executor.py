@@ -5,7 +5,7 @@ Each chapter is executed with nbclient into ``.cache/book/``, under a key made o
 - the chapter's source, without its expected-output blocks (editing an expectation does not
   execute the chapter again; `book.checker` compares it with the cached outputs),
 - every file of ``src/attention_mechanisms/``,
-- this module and `book.expectations`, which decide what is executed,
+- this module, `book.source` and `book.include`, which decide what is executed,
 - the Python version and every installed distribution with its version (torch,
   matplotlib, jupytext, ...),
 
@@ -20,30 +20,29 @@ The rules:
   ``# %% tags=["raises-exception"] raises="ValueError: d_out must be divisible"``; such a
   cell fails if it does *not* raise that error.
 - A code cell marked ``include="attention_mechanisms.<module>.<Name>"`` must be empty: it is
-  filled with that class's or function's source, read from the package, before execution,
-  so the page shows the shipped code and the notebook defines it.
+  filled with that class's or function's source before execution, as the book shows it
+  (`book.include`: no docstrings, no annotations), so the page shows the shipped code and
+  the notebook defines it. The cell is tagged ``include:<name>`` instead, so that the page
+  can link to the full source in the API reference.
 
 Messages name a cell by the line of its ``# %%`` marker in the chapter file.
 """
 
 from __future__ import annotations
 
-import ast
 import functools
 import hashlib
 import shutil
 import sys
 from pathlib import Path
 
-import jupytext
 import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from book import ROOT, BookError, expectations, shown
+from book import ROOT, BookError, include, shown, source
 
 DOCS = ROOT / "docs"
-PACKAGE = ROOT / "src" / "attention_mechanisms"
 CACHE = ROOT / ".cache" / "book"
 CELL_TIMEOUT = 600  # seconds; the slowest cell (the benchmark chapter) stays well below
 
@@ -76,11 +75,11 @@ def environment() -> str:
 def cache_key(chapter: Path) -> str:
     """Hash of everything that can change what the chapter shows (see the module doc)."""
     digest = hashlib.sha256()
-    for module in (Path(__file__), Path(expectations.__file__)):
+    for module in (Path(__file__), Path(source.__file__), Path(include.__file__)):
         digest.update(module.read_bytes())
-    digest.update(expectations.strip_expected(chapter.read_text(encoding="utf-8")).encode())
-    for path in sorted(PACKAGE.rglob("*.py")):
-        digest.update(path.relative_to(PACKAGE).as_posix().encode())
+    digest.update(source.without_expected(chapter).encode())
+    for path in sorted(include.PACKAGE.rglob("*.py")):
+        digest.update(path.relative_to(include.PACKAGE).as_posix().encode())
         digest.update(path.read_bytes())
     digest.update(environment().encode())
     return digest.hexdigest()[:16]
@@ -101,7 +100,7 @@ def executed_path(chapter: Path) -> Path:
 
 def cell_lines(chapter: Path, nb: nbformat.NotebookNode) -> list[int]:
     """The line of each cell's ``# %%`` marker in the chapter file, in notebook order."""
-    _, cells = expectations.split_cells(chapter.read_text(encoding="utf-8"))
+    cells = source.read(chapter).cells
     if len(cells) != len(nb.cells):
         raise BookError(
             f"{shown(chapter)}: {len(cells)} '# %%' markers but {len(nb.cells)} notebook "
@@ -143,24 +142,6 @@ def check_raises(nb: nbformat.NotebookNode, chapter: Path) -> None:
             raise BookError(f"{where}: expected {stated!r}, got {ename}: {evalue}")
 
 
-def package_source(qualified: str) -> str:
-    """The source of a class or function of the package, e.g. ``"attention_mechanisms.causal.X"``.
-
-    Read from the file, not imported, so a rebuild after an edit always shows the edit.
-    """
-    module, _, name = qualified.rpartition(".")
-    package, _, file = module.partition(".")
-    path = PACKAGE / f"{file}.py"
-    if package != PACKAGE.name or "." in file or not path.is_file():
-        raise BookError(f"include={qualified!r}: expected {PACKAGE.name}.<module>.<name>")
-    text = path.read_text(encoding="utf-8")
-    for node in ast.parse(text).body:
-        if isinstance(node, ast.ClassDef | ast.FunctionDef) and node.name == name:
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            return "\n".join(text.splitlines()[first - 1 : node.end_lineno])
-    raise BookError(f"include={qualified!r}: {shown(path)} defines no class or function {name}")
-
-
 def include_sources(nb: nbformat.NotebookNode, chapter: Path) -> None:
     """Fill each empty code cell marked ``include="package.module.Name"`` with that source.
 
@@ -176,7 +157,9 @@ def include_sources(nb: nbformat.NotebookNode, chapter: Path) -> None:
                 f"{shown(chapter)}, line {line}: a cell marked include={qualified!r} must be "
                 f"empty, since the package's source replaces it; got {cell.source[:60]!r}"
             )
-        cell.source = package_source(qualified)
+        cell.source = include.book_source(qualified)
+        # The page links to the full source (book.page): nbconvert shows tags as classes.
+        cell.metadata.setdefault("tags", []).append(f"include:{qualified}")
         del cell.metadata["include"]
 
 
@@ -194,8 +177,7 @@ def execute(chapter: Path) -> tuple[Path, bool]:
     if target.exists():
         return target, False
 
-    source = expectations.strip_expected(chapter.read_text(encoding="utf-8"))
-    nb = jupytext.reads(source, fmt="py:percent")
+    nb = source.read(chapter).notebook()
     include_sources(nb, chapter)
     nb.metadata["kernelspec"] = {
         "name": "python3",

@@ -1,4 +1,4 @@
-"""Expected outputs in chapter sources: parse them, compare them, rewrite them.
+"""Expected outputs in chapter sources: compare them with what ran.
 
 A code cell states what it prints in a comment block at its end, headed ``# Out:``::
 
@@ -24,77 +24,10 @@ import math
 import re
 from dataclasses import dataclass
 
-OUT = "# Out:"
-_CELL_MARKER = re.compile(r"^# %%(?P<rest>.*)$")
 # A number standing on its own: not part of a name (Backward0, float32, x^1 stays text).
 _NUMBER = re.compile(r"(?<![\w.^])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])")
 # Numbers a reader can compare with an output: at least three decimals.
 _PROSE_NUMBER = re.compile(r"(?<![\w.$\\])[-+]?\d+\.\d{3,}(?![\w$])")
-
-
-# --------------------------------------------------------------------------- the source
-
-
-@dataclass
-class SourceCell:
-    """One ``# %%`` cell of a chapter source, as text."""
-
-    line: int  # 1-based line of the marker in the source
-    marker: str  # the "# %% ..." line
-    body: list[str]  # the lines after it, expected block excluded
-    expected: list[str] | None  # the expected output lines, without "# "
-    trailing: list[str]  # blank lines after the cell
-
-    @property
-    def is_code(self) -> bool:
-        return not re.match(r"# %%\s*\[(markdown|md|raw)\]", self.marker)
-
-    def text(self) -> str:
-        lines = [self.marker, *self.body]
-        if self.expected is not None:
-            lines.append(OUT)
-            lines += [f"# {line}" if line else "#" for line in self.expected]
-        return "\n".join([*lines, *self.trailing])
-
-
-def split_cells(text: str) -> tuple[list[str], list[SourceCell]]:
-    """Split a percent-format source into its header lines and its cells."""
-    header: list[str] = []
-    cells: list[SourceCell] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if _CELL_MARKER.match(line):
-            cells.append(SourceCell(number, line, [], None, []))
-        elif cells:
-            cells[-1].body.append(line)
-        else:
-            header.append(line)
-    for cell in cells:
-        while cell.body and not cell.body[-1].strip():
-            cell.trailing.insert(0, cell.body.pop())
-        if cell.is_code and OUT in cell.body:
-            start = cell.body.index(OUT)
-            block = cell.body[start + 1 :]
-            for line in block:
-                if not line.startswith("#"):
-                    raise ValueError(
-                        f"line {line!r} follows '{OUT}' but is not a comment: the expected "
-                        "output block must be the last thing in its cell"
-                    )
-            cell.expected = [line[2:] if line.startswith("# ") else line[1:] for line in block]
-            cell.body = cell.body[:start]
-    return header, cells
-
-
-def join_cells(header: list[str], cells: list[SourceCell]) -> str:
-    return "\n".join([*header, *(cell.text() for cell in cells)]) + "\n"
-
-
-def strip_expected(text: str) -> str:
-    """The source without its expected-output blocks: what actually executes."""
-    header, cells = split_cells(text)
-    for cell in cells:
-        cell.expected = None
-    return join_cells(header, cells)
 
 
 # --------------------------------------------------------------------------- outputs

@@ -7,12 +7,10 @@ language of the book (``en`` or a translation's), beside any other metadata:
 
 - The English chapter holds every such cell and executes them all, once, as ordinary cells:
   `book.executor` runs them and `book.checker` checks each one's ``# Out:`` block.
-- A translated chapter holds them all too, byte for byte, as it holds every English code
-  cell (`book.translations.code_problems`), so a translator sees them all.
 - Each page shows the cells without ``lang`` and those with its own (`shown`): an English
   chapter that has such cells is rendered from a copy of its execution without the other
-  languages' cells, and a translated page is composed without them
-  (`book.translations.compose`). A chapter without any is rendered from its execution.
+  languages' cells, and a translated page is composed without them (`book.compose`). A
+  chapter without any is rendered from its execution.
 - The numbers that a page's prose quotes are held to the outputs that page shows.
 
 A ``lang`` that is not a language of the book, or one on a Markdown cell, is an error
@@ -23,9 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jupytext.cell_metadata import text_to_metadata
-
-from book import expectations, shown
+from book import shown, source
 
 KEY = "lang"
 ENGLISH = "en"
@@ -50,13 +46,8 @@ def shown_cells(cells: list, language: str) -> list:
 
 def marked(chapter: Path) -> list[tuple[int, bool, object]]:
     """``(line, is_code, lang)`` of each cell of ``chapter`` whose marker has a ``lang``."""
-    _, cells = expectations.split_cells(chapter.read_text(encoding="utf-8"))
-    result = []
-    for cell in cells:
-        _, metadata = text_to_metadata(cell.marker.removeprefix("# %%").strip(), True)
-        if KEY in metadata:
-            result.append((cell.line, cell.is_code, metadata[KEY]))
-    return result
+    cells = source.read(chapter).cells
+    return [(cell.line, cell.is_code, cell.metadata[KEY]) for cell in cells if KEY in cell.metadata]
 
 
 def problems(chapter: Path, translations: list[str]) -> list[str]:

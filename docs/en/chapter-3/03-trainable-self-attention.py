@@ -16,13 +16,10 @@
 
 # %%
 import torch
-
-# The class cells below, which the build fills in from the package, use the names
-# marked noqa: ruff cannot see those uses in this file.
-from torch import Tensor, nn  # noqa: F401
+from torch import nn
 
 from attention_mechanisms import SelfAttention_v1, SelfAttention_v2
-from attention_mechanisms.checks import check_size, check_tokens  # noqa: F401
+from attention_mechanisms.checks import check_size, check_tokens
 from attention_mechanisms.plotting import show_attention
 
 tokens = ["Your", "journey", "starts", "with", "one", "step"]

@@ -9,18 +9,15 @@
 
 # %%
 import torch
+from torch import nn
 
-# The class cells below, which the build fills in from the package, use the names
-# marked noqa: ruff cannot see those uses in this file.
-from torch import Tensor, nn  # noqa: F401
-
-from attention_mechanisms import (  # noqa: F401
+from attention_mechanisms import (
     CausalAttention,
     MultiHeadAttention,
     MultiHeadAttentionWrapper,
     scaled_dot_product_attention,
 )
-from attention_mechanisms.checks import (  # noqa: F401
+from attention_mechanisms.checks import (
     check_dropout,
     check_heads,
     check_size,

@@ -101,7 +101,8 @@ for t in (256, 1024, 4096):
 #    `torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)`. PyTorch
 #    picks a fused implementation (FlashAttention on recent GPUs, and a FlashAttention-style
 #    kernel on CPUs) that applies the mask, the softmax and both products block by block,
-#    without ever storing the $T \times T$ matrix.
+#    without ever storing the $T \times T$ matrix. With dropout in training, PyTorch falls
+#    back on a CPU to its plain math path, which does store it.
 #
 # The classes compute the same function. `from_multihead_attention` copies the weights of a
 # textbook module into a fused one, and PyTorch's own `torch.nn.MultiheadAttention` can hold

@@ -17,16 +17,21 @@ import json
 import linecache
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
+from typing import NoReturn, TypeVar
 
 from .locate import Locator
+
+T = TypeVar("T")
 
 
 class CellTimeout(BaseException):  # not an Exception: a learner's `except` must not catch it
     """A cell ran past its time limit."""
 
 
-def _on_alarm(signum, frame):
+def _on_alarm(signum: int, frame: FrameType | None) -> NoReturn:
     raise CellTimeout
 
 
@@ -114,7 +119,7 @@ def main(request_path: str, results_path: str) -> None:
         from .analyse import analyse  # after the cells: their time is not spent importing it
 
         # The checks call the learner's code again: each component gets a cell's time limit.
-        def limited(run):
+        def limited(run: Callable[[], T]) -> T:
             if hasattr(signal, "setitimer"):
                 signal.setitimer(signal.ITIMER_REAL, request["cell_timeout"])
             try:

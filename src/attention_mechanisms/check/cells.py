@@ -63,14 +63,15 @@ def _notebook_cells(text: str) -> list[tuple[str, int]]:
 
 def _python_cells(text: str) -> list[tuple[str, int]]:
     lines = text.splitlines()
-    markers = [i for i, line in enumerate(lines) if _MARKER.match(line)]
-    if not markers:
+    found = [(i, marker["rest"]) for i, line in enumerate(lines) if (marker := _MARKER.match(line))]
+    if not found:
         return [(text, 1)]
+    markers = [i for i, _ in found]
     sources = []
     if any(line.strip() for line in lines[: markers[0]]):
         sources.append(("\n".join(lines[: markers[0]]), 1))
-    for start, end in zip(markers, [*markers[1:], len(lines)], strict=True):
-        if re.match(r"\s*\[(markdown|md|raw)\]", _MARKER.match(lines[start])["rest"]):
+    for (start, rest), end in zip(found, [*markers[1:], len(lines)], strict=True):
+        if re.match(r"\s*\[(markdown|md|raw)\]", rest):
             continue
         sources.append(("\n".join(lines[start + 1 : end]), start + 2))
     return sources

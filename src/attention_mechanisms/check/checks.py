@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from . import class_checks as c
 from . import function_checks as f
 from .dropout import dropout
+from .function_checks import FunctionSubject
 from .messages import msg
 from .result import Result, skipped
+from .subject import ClassSubject
 
 SINGLE = frozenset({"SelfAttention_v1", "SelfAttention_v2"})
 CAUSAL = frozenset({"CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention"})
@@ -54,7 +56,7 @@ TABLE = (
 CHECKS = tuple(dict.fromkeys(check.name for check in TABLE))
 
 
-def run_checks(subject) -> list[Result]:
+def run_checks(subject: ClassSubject | FunctionSubject) -> list[Result]:
     """Every check of `CHECKS` on ``subject``, in order: pass, fail or skip, with why."""
     role = subject.role
     results: dict[str, Result] = {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Callable
 
 import torch
 from torch import Tensor, nn
@@ -20,7 +21,7 @@ from .messages import Message, msg
 from .probes import describe
 from .reference import BOOK, Variant, book_forward
 from .result import Result, failed, passed, skipped
-from .subject import TOLERANCE, ClassSubject, call, close
+from .subject import TOLERANCE, ClassSubject, Outcome, call, close
 
 # The message key and the site's section for an output that equals a variant of the book's.
 VARIANT_CAUSES: dict[Variant, tuple[str, str]] = {
@@ -74,7 +75,7 @@ def runs(s: ClassSubject) -> Result:
         if s.outcome(probe).stage == "runs":
             cause, topic = error_cause(_failure(s, index))
             return failed(cause, topic)
-    inputs = dict.fromkeys(str(tuple(s.outcome(p).x.shape)) for p in s.probes)  # type: ignore[union-attr]
+    inputs = dict.fromkeys(str(tuple(s.outcome(p).x.shape)) for p in s.probes)
     shapes = ", ".join(inputs)  # each input shape once (two probes may differ in d_out alone)
     return passed("pass_runs", shapes=shapes)
 
@@ -88,15 +89,16 @@ def shape(s: ClassSubject) -> Result:
     return passed("pass_shape", shape=str(s.expected_shape(s.probes[0])))
 
 
-def _variant_message(s: ClassSubject) -> tuple[Message, str]:
+def _variant_message(s: ClassSubject, variant: Variant) -> tuple[Message, str]:
     verdict = s.verdict
-    key, topic = VARIANT_CAUSES[verdict.variant]  # type: ignore[index]
+    key, topic = VARIANT_CAUSES[variant]
     if key == "cause_keep_mask_as_hide" and _uses_sdpa(s):
         key, topic = "cause_sdpa_hide_mask", "sdpa_mask"
     if key == "cause_mask_none" and _DISCARDED.search(s.source):
         key = "cause_masked_fill_discarded"  # scores.masked_fill(...) alone on its line
     message = msg(key, cls=s.cls.__name__)
-    if verdict.compared:  # it matched at the book's shapes: say where it stopped matching
+    # It matched at the book's shapes: say where it stopped matching.
+    if verdict.compared and verdict.probe is not None:
         message = msg("at_probe", probe=describe(verdict.probe), cause=message)
     return message, topic
 
@@ -120,31 +122,30 @@ def _plain_list(module: nn.Module) -> str:
     return ""
 
 
-def _difference(s: ClassSubject) -> tuple[Message, str]:
-    verdict = s.verdict
-    outcome = verdict.outcome
-    mappings = s.mappings(outcome)  # type: ignore[arg-type]
+def _difference(s: ClassSubject, outcome: Outcome) -> tuple[Message, str]:
+    """Where the output at ``outcome`` differs from the book's, read with the first mapping."""
+    module, y = outcome.ran()
+    mappings = s.mappings(outcome)
     if not mappings:
-        hidden = _plain_list(outcome.module)  # type: ignore[arg-type]
+        hidden = _plain_list(module)
         if hidden:
             return msg("fail_heads_list", name=hidden), "heads"
-        shapes = [tuple(p.shape) for p in outcome.module.parameters() if p.dim() == 2]  # type: ignore[union-attr]
-        probe = outcome.probe  # type: ignore[union-attr]
+        shapes = [tuple(p.shape) for p in module.parameters() if p.dim() == 2]
+        probe = outcome.probe
         message = msg(
             "fail_weights_unread", role=s.role, shapes=str(shapes), d_in=probe.d_in,
             d_out=probe.d_out,
         )  # fmt: skip
         return message, s.role
-    book = book_forward(s.role, mappings[0], outcome.x, BOOK)  # type: ignore[union-attr, arg-type]
-    y: Tensor = outcome.y  # type: ignore[assignment, union-attr]
+    book = book_forward(s.role, mappings[0], outcome.x, BOOK)
     differs = ~torch.isclose(y.float(), book.float(), rtol=0, atol=TOLERANCE, equal_nan=True)
     index = tuple(int(i) for i in differs.nonzero()[0])
     message = msg(
         "fail_differs", index=str(index), mine=f"{y[index].item():.4f}",
         book=f"{book[index].item():.4f}",
     )  # fmt: skip
-    if verdict.compared:
-        message = msg("at_probe", probe=describe(verdict.probe), cause=message)
+    if s.verdict.compared:
+        message = msg("at_probe", probe=describe(outcome.probe), cause=message)
     return message, s.role
 
 
@@ -152,13 +153,13 @@ def matches_book(s: ClassSubject) -> Result:
     if _shared_heads(s):
         return skipped("skip_differs_as", check="heads")
     verdict = s.verdict
-    if verdict.probe is None:
+    if verdict.outcome is None:  # no probe where the outputs differ
         return passed(
             "pass_matches", role=s.role, probes=len(verdict.compared), tolerance=TOLERANCE
         )
     if verdict.variant is not None:
         return skipped("skip_differs_as", check=verdict.check)
-    return failed(*_difference(s))
+    return failed(*_difference(s, verdict.outcome))
 
 
 _AGREES = {
@@ -174,14 +175,14 @@ _AGREES = {
 _MASKS = {"causal", "diagonal"}
 
 
-def explained(check: str):
+def explained(check: str) -> Callable[[ClassSubject], Result]:
     """A check that passes when the outputs equal the book's, or when they differ in another
     aspect alone; fails when they differ in its own."""
 
     def run(s: ClassSubject) -> Result:
         verdict = s.verdict
-        if verdict.check == check:
-            return failed(*_variant_message(s))
+        if verdict.check == check and verdict.variant is not None:
+            return failed(*_variant_message(s, verdict.variant))
         if verdict.variant is None:
             return skipped("skip_other_difference")
         if {check, verdict.check} <= _MASKS:  # one mask: not right on the one, wrong on the other
@@ -197,10 +198,10 @@ def causal(s: ClassSubject) -> Result:
     if result.status != "pass" or s.verdict.check:  # the difference is another check's
         return result
     outcome = s.outcome(s.probes[0])
-    changed = outcome.x.clone()  # type: ignore[union-attr]
+    module, before = outcome.ran()
+    changed = outcome.x.clone()
     changed[..., -1, :] += 1.0
-    before, after = outcome.y, call(outcome.module, changed)  # type: ignore[arg-type]
-    if not close(after[..., :-1, :], before[..., :-1, :]):  # type: ignore[index]
+    if not close(call(module, changed), before, last_row=False):
         return failed(msg("cause_future_visible", cls=s.cls.__name__), "causal")
     if "tril(" in s.source and "== 0" in s.source:
         return passed("pass_causal_keep_mask")
@@ -209,13 +210,10 @@ def causal(s: ClassSubject) -> Result:
 
 def diagonal(s: ClassSubject) -> Result:
     result = explained("diagonal")(s)
-    if (
-        result.status == "pass"
-        and s.verdict.check != "causal"
-        and torch.isnan(s.outcome(s.probes[0]).y).any()
-    ):  # type: ignore[arg-type]
-        return failed(msg("cause_diagonal_nan"), "diagonal")
-    return result
+    if result.status != "pass" or s.verdict.check == "causal":
+        return result
+    _, y = s.outcome(s.probes[0]).ran()
+    return failed(msg("cause_diagonal_nan"), "diagonal") if torch.isnan(y).any() else result
 
 
 def _mask_like(value: object) -> bool:
@@ -240,7 +238,7 @@ def mask_buffer(s: ClassSubject) -> Result:
 
 def _shared_heads(s: ClassSubject) -> bool:
     """Whether a ModuleList holds one module several times ([head] * num_heads)."""
-    module: nn.Module = s.outcome(s.probes[0]).module  # type: ignore[assignment]
+    module, _ = s.outcome(s.probes[0]).ran()
     lists = [m for m in module.modules() if isinstance(m, nn.ModuleList)]
     return any(len({id(head) for head in heads}) < len(heads) for heads in lists)
 

@@ -138,10 +138,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no .ipynb or .py file in {', '.join(map(str, args.paths))}")
     start = time.perf_counter()
 
-    def one(path: Path) -> tuple[Path, dict | UnreadableFileError]:
+    def one(path: Path) -> tuple[Path, tuple[dict, list[dict]] | UnreadableFileError]:
         try:
             limits = (args.timeout, max(TOTAL_TIMEOUT, args.timeout), args.lang, args.memory)
-            return path, check_file(path, *limits)  # type: ignore[return-value]
+            return path, check_file(path, *limits)
         except UnreadableFileError as error:
             return path, error
 

@@ -13,6 +13,7 @@ import inspect
 import linecache
 import re
 from dataclasses import dataclass, field
+from types import FunctionType
 
 from torch import nn
 
@@ -80,7 +81,7 @@ def _key(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
-def constructor_parameters(cls: type) -> list[str]:
+def constructor_parameters(cls: type[object]) -> list[str]:
     """The names of the parameters of ``cls.__init__``, without ``self``."""
     signature = inspect.signature(cls.__init__)
     kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
@@ -135,7 +136,7 @@ def map_parameters(learner: list[str], role: str) -> dict[str, str]:
     return mapping
 
 
-def _class_role(cls: type) -> tuple[str | None, dict]:
+def _class_role(cls: type[object]) -> tuple[str | None, dict]:
     names = set(constructor_parameters(cls))
     known = {book for book, synonyms in _SYNONYMS.items() if names & synonyms}
     if (role := _NAMES.get(_key(cls.__name__))) is not None:
@@ -157,7 +158,7 @@ def _class_role(cls: type) -> tuple[str | None, dict]:
     return None, {"key": "reason_no_class", "signature": signature}
 
 
-def init_source(cls: type) -> str:
+def init_source(cls: type[object]) -> str:
     """The source of the class's own ``__init__`` (not of other classes in its cell)."""
     try:
         return inspect.getsource(cls.__init__)
@@ -183,7 +184,7 @@ def source_of(obj: object) -> str:
 _NOT_HELPERS = ("plot", "show", "print", "draw", "visuali", "display", "get")
 
 
-def _function_role(function) -> tuple[str | None, dict]:
+def _function_role(function: FunctionType) -> tuple[str | None, dict]:
     """The role of a function: a stand-alone attention function, or a helper of 3.3 that
     takes what the book's takes (a helper named plot_..., print_... is the learner's own)."""
     name = _key(function.__name__)

@@ -58,7 +58,7 @@ def _on_scores(q: Tensor, k: Tensor, v: Tensor, i: int, variant: Variant) -> Ten
     return torch.softmax(dropped, dim=-1) @ v
 
 
-def _joint(rows: Rows, heads: list[tuple[Tensor, ...]], b: int, i: int, variant: Variant):
+def _joint(rows: Rows, heads: list[tuple[Tensor, ...]], b: int, i: int, variant: Variant) -> Tensor:
     """Every combination of the heads' possible context vectors, side by side."""
     choices = [rows(q[b], k[b], v[b], i, variant) for q, k, v in heads]
     joint = choices[0]
@@ -80,14 +80,16 @@ def _explains(s: ClassSubject, y: Tensor, rows: Rows, output_dropout: bool = Fal
     """Whether every token's output is one of its row's possible outputs under ``rows``
     (with a second dropout on the output, after the projection, if ``output_dropout``)."""
     verdict = s.verdict
+    variant, mapping = verdict.variant, verdict.mapping
+    if variant is None or mapping is None:  # no reading of the weights to explain it with
+        return False
     x = s.outcome(verdict.probe or s.probes[0]).x
-    variant: Variant = verdict.variant  # type: ignore[assignment]
     heads = [
         tuple(t.double().reshape(-1, *t.shape[-2:]) for t in head)
-        for head in head_inputs(s.role, verdict.mapping, x, variant)  # type: ignore[arg-type]
+        for head in head_inputs(s.role, mapping, x, variant)
     ]
     projects = s.role == "MultiHeadAttention" and variant.out_proj
-    out = verdict.mapping.out if projects else None  # type: ignore[union-attr]
+    out = mapping.out if projects else None
     flat = y.double().reshape(-1, *y.shape[-2:])  # (batch, T, features)
     for b, i in itertools.product(range(flat.shape[0]), range(flat.shape[1])):
         joint = _joint(rows, heads, b, i, variant)
@@ -133,6 +135,13 @@ def dropout(s: ClassSubject) -> Result:
     y = call(module, x)
     if close(y, y_eval):
         return failed(msg("fail_dropout_inactive", p=P), "dropout")
+    if not isinstance(y, Tensor):
+        return failed(msg("fail_dropout_differs", p=P), "dropout")
+    return _placement(s, y, y_eval)
+
+
+def _placement(s: ClassSubject, y: Tensor, y_eval: Tensor) -> Result:
+    """Pass if the training output ``y`` is the book's dropout; else name where it acts."""
     book = _on_weights(1 / (1 - P))
     if not torch.isnan(y).any() and _explains(s, y, book):
         return passed("pass_dropout", p=P)

@@ -23,7 +23,8 @@ from .probes import BOOK, INPUTS
 from .result import Result, failed, passed, skipped
 from .subject import LEARNER_ERRORS, TOLERANCE, close
 
-_QKV = [torch.rand(2, 2, 6, 3, generator=torch.Generator().manual_seed(n)) for n in range(3)]
+_Q, _K, _V = (torch.rand(2, 2, 6, 3, generator=torch.Generator().manual_seed(n)) for n in range(3))
+_QKV = (_Q, _K, _V)
 _HIDE = torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1)  # the book's causal mask
 
 
@@ -36,11 +37,11 @@ def _attention(q: Tensor, k: Tensor, v: Tensor, hide: Tensor | None = None) -> T
 
 _WEIGHTS = torch.softmax(INPUTS @ INPUTS.T, dim=-1)
 _ROW = _WEIGHTS[1]  # the weights of "journey", the book's query in 3.3.1
-_QKV2 = [t[0, 0] for t in _QKV]  # one sequence, one head: (6, 3)
+_QKV2 = (_Q[0, 0], _K[0, 0], _V[0, 0])  # one sequence, one head: (6, 3)
 # role -> its cases: (arguments, the book's answer), the way the book calls it first; a
 # function is checked on the first case that it runs on with the answer's shape.
 CASES: dict[str, list[tuple[tuple[Tensor, ...], Tensor]]] = {
-    "attention_function": [(tuple(_QKV), _attention(*_QKV)), (tuple(_QKV2), _attention(*_QKV2))],
+    "attention_function": [(_QKV, _attention(*_QKV)), (_QKV2, _attention(*_QKV2))],
     "softmax": [((INPUTS @ INPUTS[1],), torch.softmax(INPUTS @ INPUTS[1], dim=0))],
     "context": [
         ((_WEIGHTS, INPUTS), _WEIGHTS @ INPUTS),
@@ -72,8 +73,10 @@ class FunctionSubject:
         return self.component.role or ""
 
     @property
-    def function(self) -> Callable:
-        return self.component.obj  # type: ignore[return-value]
+    def function(self) -> Callable[..., object]:
+        if not inspect.isfunction(self.component.obj):
+            raise TypeError(f"{self.component.name} must be a function; got {self.component.obj!r}")
+        return self.component.obj
 
     def binds(self) -> bool:
         """Whether the function can be called as the book calls its role, in any case."""

@@ -8,6 +8,7 @@ which aspect of their code differs from the book, and so which check fails.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -61,7 +62,7 @@ VARIANTS: dict[str, list[Variant]] = {
     "out_proj": [Variant(out_proj=False)],
 }
 # What the scores are divided by, from the key size, all heads' size and the input's size.
-_DIVISORS = {
+_DIVISORS: dict[str, Callable[[int, int, int], float]] = {
     "sqrt_d_k": lambda d_k, d_out, d_in: d_k**0.5,
     "d_k": lambda d_k, d_out, d_in: float(d_k),
     "sqrt_d_out": lambda d_k, d_out, d_in: d_out**0.5,

@@ -15,6 +15,7 @@ import os
 import shutil
 import sys
 import textwrap
+from typing import TextIO
 
 from .messages import link, render, word
 
@@ -22,12 +23,12 @@ _COLOURS = {"pass": "32", "fail": "31", "skip": "90", "ok": "32", "error": "31",
 _COLOURS["memory"] = "31"
 
 
-def terminal_width(stream=sys.stdout) -> int:
+def terminal_width(stream: TextIO = sys.stdout) -> int:
     """The terminal's width, or 100 columns when the report goes to a file or a page."""
     return shutil.get_terminal_size((100, 24)).columns if stream.isatty() else 100
 
 
-def use_colour(stream=sys.stdout) -> bool:
+def use_colour(stream: TextIO = sys.stdout) -> bool:
     """Colour only on a terminal that takes it, and never with NO_COLOR set."""
     return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
 

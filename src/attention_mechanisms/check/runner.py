@@ -62,7 +62,8 @@ def run(
             encoding="utf-8",
         )
         results.touch()
-        command = [sys.executable, "-m", "attention_mechanisms.check._worker", request, results]
+        command = [sys.executable, "-m", "attention_mechanisms.check._worker"]
+        command += [str(request), str(results)]
         env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONIOENCODING": "utf-8"}
         env["OMP_NUM_THREADS"] = "1"  # one thread each: several notebooks run side by side
         killed = False

@@ -14,6 +14,7 @@ import inspect
 import itertools
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import TypeGuard
 
 import torch
 from torch import Tensor, nn
@@ -30,10 +31,10 @@ MAPPINGS = 256  # at most this many ways of reading the learner's weights are tr
 LEARNER_ERRORS = (Exception, SystemExit, KeyboardInterrupt)
 
 
-def close(a: object, b: Tensor, last_row: bool = True) -> bool:
-    """Equal shapes and values to `TOLERANCE` (NaN equal to NaN); without the last token's
-    row when ``last_row`` is false."""
-    if not isinstance(a, Tensor) or a.shape != b.shape:
+def close(a: object, b: object, last_row: bool = True) -> TypeGuard[Tensor]:
+    """Two tensors of equal shapes and values to `TOLERANCE` (NaN equal to NaN); without the
+    last token's row when ``last_row`` is false."""
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor) or a.shape != b.shape:
         return False
     if not last_row:
         a, b = a[..., :-1, :], b[..., :-1, :]
@@ -59,11 +60,21 @@ class Outcome:
     and the stage (``"constructs"`` or ``"runs"``) that raised it."""
 
     probe: Probe
+    x: Tensor
     module: nn.Module | None = None
-    x: Tensor | None = None
     y: object = None
     error: BaseException | None = None
     stage: str = ""
+
+    def ran(self) -> tuple[nn.Module, Tensor]:
+        """The module and its output, for a check that runs once ``shape`` has passed.
+
+        Raises:
+            RuntimeError: If there is none: a check asked for them too early.
+        """
+        if self.module is None or not isinstance(self.y, Tensor):
+            raise RuntimeError(f"no output at probe {self.probe.name!r} ({self.stage or 'ran'})")
+        return self.module, self.y
 
 
 @dataclass
@@ -86,7 +97,9 @@ class ClassSubject:
     def __init__(self, component: Component, locator: Locator, sources: list[str]) -> None:
         self.component, self.locator, self.sources = component, locator, sources
         self.role: str = component.role or ""
-        self.cls: type = component.obj  # type: ignore[assignment]
+        if not (isinstance(component.obj, type) and issubclass(component.obj, nn.Module)):
+            raise TypeError(f"{component.name} must be an nn.Module class; got {component.obj!r}")
+        self.cls: type[nn.Module] = component.obj
         self.names = component.parameters  # the book's parameter -> the learner's
         self._outcomes: dict[Probe, Outcome] = {}
 
@@ -183,6 +196,8 @@ class ClassSubject:
 
     def mappings(self, outcome: Outcome) -> list[Mapping]:
         probe = outcome.probe
+        if outcome.module is None:  # not built: no weights to read
+            return []
         found = candidates(outcome.module, self.role, probe.d_in, probe.d_out, probe.num_heads)
         return list(itertools.islice(found, MAPPINGS))
 

@@ -48,7 +48,9 @@ class Mapping:
     num_heads: int = 1  # the heads that MultiHeadAttention splits its projections into
 
 
-def _readings(name: str, weight: Tensor, bias: Tensor | None, index: int, linear: bool):
+def _readings(
+    name: str, weight: Tensor, bias: Tensor | None, index: int, linear: bool
+) -> list[Affine]:
     """The ways of reading a weight as ``x @ W``: an ``nn.Linear`` weight is ``(n_out,
     n_in)``; a learner's own matrix may be stored either way round, and a 3-D one holds a
     ``(d_in, head_dim)`` matrix per head (``(num_heads, head_dim, d_in)`` the other way)."""
@@ -105,8 +107,8 @@ def _split(fused: Affine, parts: int, heads: int, per_head: bool) -> list[Affine
 
 def _join(pieces: list[Affine], name: str) -> Affine:
     """Per-head maps side by side: one map of all heads' columns, as the book's."""
-    biases = [p.bias for p in pieces]
-    bias = None if any(b is None for b in biases) else torch.cat(biases, dim=-1)  # type: ignore[arg-type]
+    biases = [p.bias for p in pieces if p.bias is not None]
+    bias = torch.cat(biases, dim=-1) if len(biases) == len(pieces) else None
     source = ("joined", *(p.source for p in pieces))
     return Affine(torch.cat([p.weight for p in pieces], dim=-1), bias, name, source)
 
@@ -124,13 +126,17 @@ def role_rank(affine: Affine) -> int:
     return 3
 
 
-def _orders(triple: tuple[Affine, ...]) -> Iterator[tuple[Affine, Affine, Affine]]:
+Triple = tuple[Affine, Affine, Affine]  # (query, key, value)
+
+
+def _orders(triple: Triple) -> Iterator[Triple]:
     """The triple as named (or as created), then every other order."""
-    named = tuple(sorted(triple, key=role_rank))
-    yield named  # type: ignore[misc]
-    for order in itertools.permutations(triple):
+    first, second, third = sorted(triple, key=role_rank)
+    named = (first, second, third)
+    yield named
+    for order in itertools.permutations(triple, 3):
         if any(a is not b for a, b in zip(order, named, strict=True)):
-            yield order  # type: ignore[misc]
+            yield order
 
 
 def _of_shape(maps: list[list[Affine]], n_in: int, n_out: int) -> list[Affine]:
@@ -156,12 +162,13 @@ def _consistent(triple: tuple[Affine, ...]) -> bool:
     return len({a.source for a in triple}) == 3 and len(layouts) <= 1
 
 
-def _triples(maps: list[list[Affine]], d_in: int, d_out: int, heads: int):
+def _triples(maps: list[list[Affine]], d_in: int, d_out: int, heads: int) -> Iterator[Triple]:
     """Every (query, key, value) the learner's maps can give: fused ones, then the others,
     those whose names say query, key and value first."""
     for fused in _of_shape(maps, d_in, 3 * d_out):
         for per_head in (False, True):
-            yield from _orders(tuple(_split(fused, 3, heads, per_head)))
+            query, key, value = _split(fused, 3, heads, per_head)
+            yield from _orders((query, key, value))
     triples = [t for t in itertools.combinations(_parts(maps, d_in, d_out, heads), 3)]
     triples = [t for t in triples if _consistent(t)]  # creation order kept among equals
     triples.sort(key=lambda t: sorted(role_rank(a) for a in t) != [0, 1, 2])
@@ -207,14 +214,14 @@ def _wrapper(maps: list[list[Affine]], d_in: int, d_out: int, heads: int) -> Ite
     fused = [r[0] for r in maps if tuple(r[0].weight.shape) == (d_in, 3 * d_out)]
     if len(fused) == heads:
         for per_head in (False, True):
-            splits = [tuple(_split(a, 3, 1, per_head)) for a in fused]
-            for order in itertools.permutations(range(3)):
-                yield Mapping(tuple(tuple(s[i] for i in order) for s in splits))  # type: ignore[misc]
+            splits = [_split(a, 3, 1, per_head) for a in fused]
+            for i, j, k in itertools.permutations(range(3), 3):
+                yield Mapping(tuple((s[i], s[j], s[k]) for s in splits))
     for layout in range(2):  # a learner's own matrices read as x @ W, then as x @ W.T
         separate = [r[min(layout, len(r) - 1)] for r in maps]
         separate = [a for a in separate if tuple(a.weight.shape) == (d_in, d_out)]
         if len(separate) != 3 * heads:
             continue
-        groups = [tuple(separate[3 * h : 3 * h + 3]) for h in range(heads)]
-        for order in itertools.permutations(range(3)):
-            yield Mapping(tuple(tuple(g[i] for i in order) for g in groups))  # type: ignore[misc]
+        groups = [separate[3 * h : 3 * h + 3] for h in range(heads)]
+        for i, j, k in itertools.permutations(range(3), 3):
+            yield Mapping(tuple((g[i], g[j], g[k]) for g in groups))

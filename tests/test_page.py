@@ -1,0 +1,142 @@
+"""book.page: a page's last edits in one parsed pass; and the hook's routing around it."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from bs4 import BeautifulSoup
+from mkdocs.exceptions import PluginError
+
+from book import mkdocs_hooks
+from book.page import PageError, PageInfo, anchors, edit
+
+WORDS = {
+    "source": "Full source, with docstrings: {name} in the API reference.",
+    "behind": "Behind the English. Read the English page",
+    "stale": "Parts of this page are behind the English.",
+    "english": "Read the English page",
+    "permalink": "Liên kết cố định",
+}
+
+
+def edited(html: str, **info) -> tuple[BeautifulSoup, list[str]]:
+    soup = BeautifulSoup(html, "html.parser")
+    defaults = {"uri": "chapter-3/chapter.py", "language": "en", "notebook": True, "words": WORDS}
+    warnings = edit(soup, PageInfo(**{**defaults, **info}))
+    return soup, warnings
+
+
+def test_links_to_sources_lead_to_the_built_pages_or_warn():
+    html = (
+        '<p><a href="next.py#part">next</a> <a href="../index.md">home</a> '
+        '<a href="gone.py">gone</a> <a href="https://x.org/a.py">out</a></p>'
+    )
+    urls = {"chapter-3/next.py": "../next/", "index.md": "../../"}
+    soup, warnings = edited(html, urls=urls)
+    assert [a["href"] for a in soup.find_all("a")] == [
+        "../next/#part",
+        "../../",
+        "gone.py",
+        "https://x.org/a.py",
+    ]
+    assert warnings == [
+        "chapter-3/chapter.py links to chapter-3/gone.py, which is not a page of this site"
+    ]
+
+
+def test_from_a_translation_links_into_the_reference_lead_to_the_english_site():
+    soup, warnings = edited('<p><a href="../reference/index.md">API</a></p>', language="vi")
+    assert soup.a["href"] == "../../../en/reference/"
+    assert warnings == []
+
+
+CROSS = (
+    "<p>See [<code>causal_mask</code>][attention_mechanisms.functional.causal_mask] and "
+    "[the wrapper][attention_mechanisms.multihead.MultiHeadAttentionWrapper], "
+    "not <code>[x][attention_mechanisms.functional.y]</code>.</p>"
+)
+
+
+def test_cross_references_become_autorefs_with_their_markup():
+    soup, _ = edited(CROSS)
+    refs = soup.find_all("autoref")
+    assert [(r["identifier"], r.decode_contents()) for r in refs] == [
+        ("attention_mechanisms.functional.causal_mask", "<code>causal_mask</code>"),
+        ("attention_mechanisms.multihead.MultiHeadAttentionWrapper", "the wrapper"),
+    ]
+    assert (
+        soup.p.get_text()
+        == "See causal_mask and the wrapper, not [x][attention_mechanisms.functional.y]."
+    )
+
+
+def test_on_a_translated_page_they_link_to_the_english_reference():
+    soup, _ = edited(CROSS, language="zh")
+    assert [a["href"] for a in soup.find_all("a")] == [
+        "../../../en/reference/functional/#attention_mechanisms.functional.causal_mask",
+        "../../../en/reference/multihead/#attention_mechanisms.multihead.MultiHeadAttentionWrapper",
+    ]
+    soup, warnings = edited("<p>[x][attention_mechanisms.nowhere.x]</p>", language="zh")
+    assert soup.p.get_text() == "[x][attention_mechanisms.nowhere.x]"
+    assert warnings == [
+        "chapter-3/chapter.py refers to attention_mechanisms.nowhere.x, which has no reference page"
+    ]
+
+
+def test_a_class_from_the_package_gets_a_line_to_its_full_source():
+    html = '<div class="nb-cell" data-include="attention_mechanisms.causal.CausalAttention"></div>'
+    soup, _ = edited(html)
+    line = soup.select_one("div.nb-cell + p.nb-source")
+    assert line.get_text() == "Full source, with docstrings: CausalAttention in the API reference."
+    assert line.autoref["identifier"] == "attention_mechanisms.causal.CausalAttention"
+    soup, _ = edited(html, language="vi")
+    assert soup.select_one("p.nb-source a")["href"].endswith(
+        "en/reference/causal/#attention_mechanisms.causal.CausalAttention"
+    )
+
+
+def test_paragraphs_behind_the_english_are_marked_and_the_page_says_so():
+    html = (
+        '<h1 id="x">Một chương<a class="headerlink" href="#x" title="Permanent link">¶</a></h1>'
+        "<p>current</p><!-- book:behind --><p>old translation</p><p>current</p>"
+    )
+    soup, _ = edited(html, language="vi", titles=("Một chương",))
+    (marked,) = soup.select(".book-behind")
+    assert marked.get_text() == "old translation"
+    note = marked.find_previous_sibling()
+    assert (
+        "book-behind-note" in note["class"] and note.a["href"] == "../../../en/chapter-3/chapter/"
+    )
+    assert soup.h1.find_next_sibling()["class"] == ["admonition", "warning", "book-stale"]
+    assert soup.h1["id"] == "một-chương" and soup.h1.a["href"] == "#một-chương"
+    assert soup.h1.a["title"] == "Liên kết cố định"
+    assert "book:behind" not in str(soup)
+    soup, _ = edited(html.replace("<!-- book:behind -->", ""), language="vi", titles=("x",))
+    assert soup.select(".book-stale, .book-behind") == []
+
+
+def test_translated_headings_get_anchors_from_their_own_words():
+    titles = ("练习", "练习 3.2\uff1a返回", "练习 3.2\uff1a返回", "<code>x</code> and y")
+    assert anchors(titles) == ["练习", "练习-32返回", "练习-32返回_1", "x-and-y"]
+    with pytest.raises(PageError, match="2 headings but 1 contents entries"):
+        edited('<h1 id="a">练习</h1><h2 id="b">练习</h2>', language="zh", titles=("练习",))
+
+
+def test_the_switcher_leads_to_the_same_page_except_from_the_reference():
+    config = {"extra": {"languages": [{"lang": lang} for lang in ("en", "vi", "zh")]}}
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="chapter-3/exercises.py"))
+    context = mkdocs_hooks.on_page_context({}, page=page, config=config, nav=None)
+    assert context["same_page_in"] == ["en", "vi", "zh"]
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="reference/functional.md"))
+    context = mkdocs_hooks.on_page_context({}, page=page, config=config, nav=None)
+    assert context["same_page_in"] == ["en"]
+
+
+def test_chinese_search_without_its_word_splitter_fails_the_build(monkeypatch):
+    config = {"theme": {"language": "zh"}}
+    assert mkdocs_hooks.on_config(config) is config  # jieba is in the docs group
+    monkeypatch.setattr(mkdocs_hooks.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(PluginError, match="'jieba'"):
+        mkdocs_hooks.on_config(config)
+    assert mkdocs_hooks.on_config({"theme": {"language": "vi"}})

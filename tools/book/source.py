@@ -1,0 +1,180 @@
+"""Chapter sources: the one reader and writer of the book's Jupytext "percent" scripts.
+
+A chapter is a Python file of cells, each opened by a ``# %%`` marker line::
+
+    # %% [markdown]
+    # ## 3.3 Attending to different parts of the input
+    #
+    # The *context vector* of a token mixes the inputs ...
+
+    # %% tags=["raises-exception"] raises="ValueError: d_out must be divisible"
+    MultiHeadAttention(3, 5, context_length=6, dropout=0.0, num_heads=2)
+
+    # %%
+    print(attn_scores_2)
+    # Out:
+    # tensor([0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865])
+
+A marker carries the cell's metadata as Jupytext writes it (``key="value"`` pairs, parsed by
+Jupytext's own ``text_to_metadata``). A code cell may end with the output it states, in a
+comment block headed ``# Out:`` (`book.expectations` compares it with what ran). Every
+cell keeps the line of its marker, so that each message can name the file and line.
+
+`read` parses a file, `Chapter.text` writes it back unchanged, and `Chapter.notebook` is
+what executes: the notebook Jupytext would make of the file, without the ``# Out:`` blocks.
+The executor, the checker and the translations all read chapters here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from jupytext.cell_metadata import text_to_metadata
+
+from book import BookError, shown
+
+OUT = "# Out:"
+MARKER = "# %%"
+_KIND = re.compile(r"^\[(markdown|md|raw)\]\s*")
+
+
+@dataclass
+class Cell:
+    """One cell of a chapter source."""
+
+    line: int  # 1-based line of the marker in the file
+    marker: str  # the "# %% ..." line, as written
+    body: list[str]  # the lines after it, without the expected block and trailing blanks
+    expected: list[str] | None = None  # the stated output, without the "# " of each line
+    trailing: list[str] = field(default_factory=list)  # blank lines after the cell
+
+    @property
+    def kind(self) -> str:
+        """``"code"``, ``"markdown"`` or ``"raw"``."""
+        found = _KIND.match(self.marker.removeprefix(MARKER).strip())
+        return {"md": "markdown"}.get(found[1], found[1]) if found else "code"
+
+    @property
+    def is_code(self) -> bool:
+        return self.kind == "code"
+
+    @property
+    def metadata(self) -> dict:
+        """The marker's metadata, e.g. ``{"tags": ["raises-exception"], "raises": "..."}``."""
+        options = _KIND.sub("", self.marker.removeprefix(MARKER).strip())
+        return text_to_metadata(options, True)[1] if options else {}
+
+    @property
+    def source(self) -> str:
+        """The cell as the notebook holds it: a Markdown cell's lines without their ``# ``."""
+        if self.is_code:
+            return "\n".join(self.body)
+        return "\n".join(_uncomment(line) for line in self.body)
+
+    def text(self) -> str:
+        """The cell as the file holds it, from its marker to its trailing blank lines."""
+        lines = [self.marker, *self.body]
+        if self.expected is not None:
+            lines.append(OUT)
+            lines += [f"# {line}" if line else "#" for line in self.expected]
+        return "\n".join([*lines, *self.trailing])
+
+
+def _uncomment(line: str) -> str:
+    return line[2:] if line.startswith("# ") else line.removeprefix("#")
+
+
+def comment(markdown: str) -> list[str]:
+    """Markdown as the body of a ``# %% [markdown]`` cell: each line behind ``# ``."""
+    return [f"# {line}" if line else "#" for line in markdown.split("\n")]
+
+
+@dataclass
+class Chapter:
+    """A parsed chapter source: its cells, and the lines before the first marker."""
+
+    path: Path
+    header: list[str]
+    cells: list[Cell]
+
+    def text(self) -> str:
+        return "\n".join([*self.header, *(cell.text() for cell in self.cells)]) + "\n"
+
+    def write(self) -> bool:
+        """Write the chapter back to its file; return whether the file changed."""
+        new, old = self.text(), self.path.read_text(encoding="utf-8")
+        if new != old:
+            self.path.write_text(new, encoding="utf-8")
+        return new != old
+
+    @property
+    def code(self) -> list[Cell]:
+        return [cell for cell in self.cells if cell.is_code]
+
+    def notebook(self) -> nbformat.NotebookNode:
+        """The notebook that executes: every cell with its metadata, no ``# Out:`` blocks."""
+        if any(line.strip() for line in self.header):
+            raise BookError(f"{shown(self.path)}, line 1: a chapter starts with a '# %%' marker")
+        make = {
+            "code": nbformat.v4.new_code_cell,
+            "markdown": nbformat.v4.new_markdown_cell,
+            "raw": nbformat.v4.new_raw_cell,
+        }
+        nb = nbformat.v4.new_notebook()
+        for cell in self.cells:
+            made = make[cell.kind](cell.source, metadata=cell.metadata)
+            made.id = f"line-{cell.line}"  # the same on every build, unlike a random id
+            nb.cells.append(made)
+        return nb
+
+
+def parse(text: str, path: Path) -> Chapter:
+    """Parse a chapter's text (see the module doc); ``path`` names it in messages.
+
+    Raises:
+        BookError: If an ``# Out:`` block is followed by a line that is not a comment.
+    """
+    header: list[str] = []
+    cells: list[Cell] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.startswith(MARKER) and (len(line) == len(MARKER) or line[len(MARKER)] == " "):
+            cells.append(Cell(number, line, []))
+        elif cells:
+            cells[-1].body.append(line)
+        else:
+            header.append(line)
+    for cell in cells:
+        while cell.body and not cell.body[-1].strip():
+            cell.trailing.insert(0, cell.body.pop())
+        if cell.is_code and OUT in cell.body:
+            _split_expected(cell, path)
+    return Chapter(path, header, cells)
+
+
+def _split_expected(cell: Cell, path: Path) -> None:
+    start = cell.body.index(OUT)
+    block = cell.body[start + 1 :]
+    for offset, line in enumerate(block, start=start + 2):
+        if not line.startswith("#"):
+            raise BookError(
+                f"{shown(path)}, line {cell.line + offset}: {line!r} follows '{OUT}' but is "
+                "not a comment; the expected output block must end its cell"
+            )
+    cell.expected = [_uncomment(line) for line in block]
+    cell.body = cell.body[:start]
+
+
+def read(path: Path) -> Chapter:
+    """Parse the chapter source at ``path``."""
+    return parse(path.read_text(encoding="utf-8"), path)
+
+
+def without_expected(path: Path) -> str:
+    """The chapter's text without its ``# Out:`` blocks: what actually executes."""
+    chapter = read(path)
+    for cell in chapter.cells:
+        cell.expected = None
+    return chapter.text()
