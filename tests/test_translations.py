@@ -361,3 +361,23 @@ def test_the_site_root_sends_readers_to_english_and_keeps_old_addresses(tmp_path
     assert page_404.startswith('<html lang="en"><head>\n<script>')
     assert '"/attention-mechanisms/"' in page_404 and '["id", "vi", "zh"]' in page_404
     assert page_404.endswith("<title>404</title></head></html>")
+
+
+def test_a_languages_pages_are_composed_for_the_build(docs):
+    from book import site_pages
+
+    sources, warnings = site_pages.translated("vi")
+    assert warnings == []
+    chapter, home = sources
+    assert (chapter.uri, home.uri) == ("chapter-3/chapter.py", "index.md")
+    nb = nbformat.read(chapter.notebook, as_version=4)
+    assert nb.cells[0].source.startswith("# Một chương")
+    assert home.markdown == "# Trang chủ\n\n[API](../en/reference/).\n"
+    # A page without a catalog is shown in English, with a warning; a stray catalog fails.
+    (docs / "vi" / "index.po").rename(docs / "vi" / "stray.po")
+    with pytest.raises(BookError, match=r"docs/vi/stray\.po translates no English page"):
+        site_pages.translated("vi")
+    (docs / "vi" / "stray.po").unlink()
+    sources, warnings = site_pages.translated("vi")
+    assert warnings == ["docs/vi has no catalog for docs/en/index.md"]
+    assert sources[1].markdown.startswith("<!-- book:behind -->\n\n# Home")

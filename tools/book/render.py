@@ -54,9 +54,10 @@ class Presenter:
             result = json.loads(cached.read_text(encoding="utf-8"))
             return result["html"], result["titles"], result["warnings"]
         soup = BeautifulSoup(html, "html.parser")
-        if info.notebook:
-            soup = BeautifulSoup("", "html.parser")
-            soup.append(notebook_html.simplify(BeautifulSoup(html, "html.parser")))
+        if info.notebook:  # the notebook's new markup, in place of the template's
+            notebook = notebook_html.simplify(soup)
+            soup.clear()
+            soup.append(notebook)
         warnings = page.edit(soup, info)
         html, *titles = typeset.typeset([str(soup), *info.titles], self.mathjax)
         cached.parent.mkdir(parents=True, exist_ok=True)
