@@ -1,4 +1,8 @@
-"""Argument and input checks shared by every module.
+"""Argument and input checks shared by every module, and by the classes the chapters show.
+
+A chapter shows each class as the book writes it, plus the calls to these checks
+(``self.d_in = check_size("d_in", d_in)``), so that the class a reader runs from the page
+gives the same clear errors as the package's.
 
 All user-facing validation lives here so every message has the same shape:
 ``<argument> must be <what was expected>; got <what came>``. The checks raise
