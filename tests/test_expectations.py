@@ -62,3 +62,26 @@ def test_output_text_joins_streams_and_results():
         ]
     }
     assert ex.output_text(cell) == "a\n42"
+
+
+@pytest.mark.parametrize(
+    "written",
+    ["2,360,064", "2.360.064", "2\u00a0360\u00a0064", "2\u202f360\u202f064"],
+    ids=["commas", "dots", "no-break spaces", "thin spaces"],
+)
+def test_a_grouped_integer_reads_as_the_printed_one(written):
+    assert ex.prose_numbers(f"That is {written} parameters.") == [written]
+    assert ex.grouped(written) == "2360064"
+    assert ex.appears_in(written, ["2360064 parameters"])
+    assert ex.appears_in(written, ["2,360,064 parameters, head_dim = 64"])
+    assert not ex.appears_in(written, ["2360065"])
+    assert not ex.appears_in(written, ["2.360064"])  # a decimal is not the integer
+
+
+def test_one_dot_is_a_decimal_point_and_code_can_state_an_integer():
+    # 1.024 is a decimal, as Python prints it; two dot groups or more are a grouped integer.
+    assert ex.prose_numbers("1.024, 12,5 and (2, 6, 3), 100,000.5") == ["1.024"]
+    assert ex.prose_numbers("a context of 1,024 tokens") == ["1,024"]
+    assert not ex.appears_in("1,024", ["768"])
+    assert ex.appears_in("1,024", ["768"], ("MultiHeadAttention(768, 768, context_length=1024)",))
+    assert not ex.appears_in("1.4950", [], ("x = 1.4950",))  # decimals: printed ones only

@@ -106,11 +106,14 @@ def check(chapter: Path, source_text: str | None = None) -> Report:
         if lang.shows(cell.metadata, lang.ENGLISH):
             outputs.append(actual)
         _compare(report, where, stated, actual)
+    code = tuple(
+        c.source for c in nb.cells if c.cell_type == "code" and lang.shows(c.metadata, lang.ENGLISH)
+    )
     for cell, line in zip(nb.cells, cell_lines(chapter, nb), strict=True):
         if cell.cell_type != "markdown":
             continue
         for number in expectations.prose_numbers(cell.source):
-            if expectations.appears_in(number, outputs):
+            if expectations.appears_in(number, outputs, code):
                 report.prose += 1
             else:
                 report.errors.append(

@@ -137,13 +137,43 @@ def diff(expected: str, actual: str) -> str:
 MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
 
 
+# A large integer written with its digits grouped as a language's readers expect: by
+# commas (English: 2,360,064), by no-break or thin spaces (2 360 064), or by dots when there
+# are two groups or more (Vietnamese, Indonesian: 2.360.064; a single dot is a decimal point,
+# as Python prints it).
+_SPACE = "\u00a0\u202f"
+_GROUPED = re.compile(
+    rf"(?<![\w.,{_SPACE}])\d{{1,3}}(?:(?:[,{_SPACE}]\d{{3}})+|(?:\.\d{{3}}){{2,}})(?![\w]|[.,{_SPACE}]\d)"
+)
+
+
 def prose_numbers(markdown: str) -> list[str]:
-    """Numbers with three or more decimals written in a Markdown cell, outside formulas."""
-    return _PROSE_NUMBER.findall(MATH.sub(" ", markdown))
+    """The numbers a Markdown cell quotes outside formulas, as written: those with three or
+    more decimals, and large integers with grouped digits (`grouped`)."""
+    text = MATH.sub(" ", markdown)
+    grouped = _GROUPED.findall(text)
+    return [*grouped, *_PROSE_NUMBER.findall(_GROUPED.sub(" ", text))]
 
 
-def appears_in(number: str, outputs: list[str]) -> bool:
-    """A number quoted in prose matches some number printed by the chapter."""
+def grouped(number: str) -> str | None:
+    """The digits of an integer written with grouped digits (``2.360.064`` -> ``2360064``)."""
+    return re.sub(r"\D", "", number) if _GROUPED.fullmatch(number) else None
+
+
+def _integers(text: str) -> set[str]:
+    """Every integer in ``text``, its grouped ones (``2,360,064``) as plain digits."""
+    found = {grouped(m.group()) or "" for m in _GROUPED.finditer(text)}
+    rest = _GROUPED.sub(" ", text)
+    return found | {m.group().lstrip("+") for m in _NUMBER.finditer(rest)}
+
+
+def appears_in(number: str, outputs: list[str], code: tuple[str, ...] = ()) -> bool:
+    """A number quoted in prose matches a number of the chapter: a decimal, one that it
+    prints, to the quoted precision; a grouped integer, one that it prints or that its
+    ``code`` writes (``context_length=1024``), exactly."""
+    digits = grouped(number)
+    if digits is not None:
+        return any(digits in _integers(text) for text in (*outputs, *code))
     for output in outputs:
         for match in _NUMBER.finditer(output):
             printed = match.group()

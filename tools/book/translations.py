@@ -92,6 +92,7 @@ def number_problems(language: str, page: str, executed: Path) -> list[str]:
     nb = nbformat.read(executed, as_version=4)
     shown_cells = lang.shown_cells(nb.cells, language)
     outputs = [expectations.output_text(c) for c in shown_cells if c.cell_type == "code"]
+    code = tuple(c.source for c in shown_cells if c.cell_type == "code")
     path = catalog.po_path(language, page)
     merged = catalog.merged(catalog.load(path), ENGLISH / page)
     return [
@@ -100,7 +101,7 @@ def number_problems(language: str, page: str, executed: Path) -> list[str]:
         for entry in merged
         if catalog.current(entry)
         for number in expectations.prose_numbers(entry.msgstr)
-        if not expectations.appears_in(number, outputs)
+        if not expectations.appears_in(number, outputs, code)
     ]
 
 
