@@ -89,7 +89,7 @@ print("context vector shape:", context.shape)
 #   vectors with no trainable weights at all.
 # - [Self-attention with trainable weights](03-trainable-self-attention.py): the scaled
 #   dot-product attention used in GPT.
-# - [Causal attention](04-causal-attention.py): a token may only look at earlier tokens,
+# - [Causal attention](04-causal-attention.py): a token may only look at itself and earlier tokens,
 #   which is what lets a model generate text one token at a time.
 # - [Multi-head attention](05-multi-head-attention.py): several attention mechanisms side
 #   by side.

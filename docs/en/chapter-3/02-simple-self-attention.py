@@ -43,8 +43,8 @@ inputs = torch.tensor(
 #
 # Take the second token, "journey", as the **query**. Its attention score with each token
 # $x^{(j)}$ is the dot product $\omega_{2j} = x^{(2)} \cdot x^{(j)}$: the sum of the
-# element-wise products. A dot product is large when two vectors point in similar
-# directions, so it works as a measure of similarity.
+# element-wise products. A dot product is large when two vectors are long and point in
+# similar directions; for vectors of similar length, it measures how alike they are.
 
 # %%
 query = inputs[1]  # "journey", x^(2)
@@ -228,8 +228,8 @@ show_attention(
     alt=(
         "Heatmap of a 6 by 6 matrix of attention weights between the tokens Your, journey, "
         "starts, with, one, step. Every row sums to 1. Weights are spread fairly evenly, "
-        "between 0.10 and 0.24; journey and starts attend most to each other and to "
-        "themselves, about 0.23 each."
+        "from 0.099 to 0.238; journey and starts attend most to each other and to "
+        "themselves, 0.233 to 0.238 each."
     ),
 )
 # Out:

@@ -216,7 +216,7 @@ show_attention(
     caption="Figure 2. Attention weights of SelfAttention_v2 after torch.manual_seed(789).",
     alt=(
         "Heatmap of the 6 by 6 attention weights of SelfAttention_v2 with untrained random "
-        "weights. All weights lie between 0.15 and 0.21, so every token attends to all six "
+        "weights. All weights lie between 0.14 and 0.21, so every token attends to all six "
         "tokens almost equally; the column for Your is slightly darker than the others."
     ),
 )

@@ -171,7 +171,7 @@ show_attention(
     alt=(
         "Heatmap of the 6 by 6 causal attention weights. The upper triangle is all zeros. "
         "Your attends only to itself with weight 1.00; journey splits 0.55 and 0.45 "
-        "between Your and itself; the last row, step, spreads between 0.15 and 0.19 over "
+        "between Your and itself; the last row, step, spreads between 0.153 and 0.194 over "
         "all six tokens."
     ),
 )

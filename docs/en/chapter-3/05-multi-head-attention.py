@@ -211,7 +211,7 @@ print("contiguous after transpose:", per_head.is_contiguous(), per_head.stride()
 
 # %% [markdown]
 # To join the heads again we transpose back and flatten the last two dimensions. Because
-# the transposed tensor is not stored row by row, `view` needs `.contiguous()` first, which
+# the transposed tensor is not stored row by row, we call `.contiguous()` before `view`; it
 # copies the data into the new order (the [Pitfalls](pitfalls.py) show the error you get
 # without it):
 

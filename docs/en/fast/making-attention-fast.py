@@ -283,7 +283,7 @@ print("one pass:", torch.softmax(scores, dim=0) @ values)
 # The first block starts from $m = -\infty$, so its rescale factor is $e^{-\infty} = 0$:
 # there is nothing to shrink yet. The second block raises $m$ from 1.2 to 2.5, and the
 # first block's $\ell$ and $o$ are multiplied by $e^{1.2 - 2.5} \approx 0.2725$ before the
-# second block's terms are added. The online and one-pass results agree to the printed
+# second block's terms are added. The online (block by block) and one-pass results agree to the printed
 # digits. The same code with whole blocks of queries, and with keys that lie entirely in a
 # query block's future skipped, is `tiled_attention`; it matches plain attention to
 # 1e-12 in float64, causal or not:
