@@ -123,3 +123,54 @@ def test_a_long_signature_gets_one_argument_a_line(tmp_path, monkeypatch):
 def test_a_bad_name_is_refused(qualified, message):
     with pytest.raises(BookError, match=message):
         include.book_source(qualified)
+
+
+def test_decorators_nested_functions_and_every_kind_of_argument(tmp_path, monkeypatch):
+    package = tmp_path / "attention_mechanisms"
+    package.mkdir()
+    (package / "odd.py").write_text(
+        textwrap.dedent(
+            '''\
+            import functools
+
+
+            class Odd(nn.Module):
+                """Doc."""
+
+                scale: float = 2.0  # a class attribute with a value
+
+                def __init__(self, *dims: int, bias: bool = True, **extra: object) -> None:
+                    """Init doc."""
+                    super().__init__()
+
+                    def helper(x: Tensor) -> Tensor:
+                        """Nested doc."""
+                        return x * self.scale
+
+                    self.helper = helper
+
+                @functools.cache
+                def forward(self, x: Tensor, /, mask: Tensor | None = None) -> Tensor:
+                    return self.helper(x)
+            '''
+        ),
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(include, "PACKAGE", package)
+    assert include.book_source("attention_mechanisms.odd.Odd") == textwrap.dedent(
+        """\
+        class Odd(nn.Module):
+            scale = 2.0  # a class attribute with a value
+
+            def __init__(self, *dims, bias=True, **extra):
+                super().__init__()
+
+                def helper(x):
+                    return x * self.scale
+
+                self.helper = helper
+
+            @functools.cache
+            def forward(self, x, /, mask=None):
+                return self.helper(x)"""
+    )

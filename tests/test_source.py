@@ -81,7 +81,3 @@ def test_an_expected_block_must_end_its_cell():
 def test_code_before_the_first_marker_is_refused():
     with pytest.raises(BookError, match="line 1: a chapter starts with a '# %%' marker"):
         parse("import torch\n# %%\nprint(1)\n").notebook()
-
-
-def test_markdown_is_commented_back_line_by_line():
-    assert source.comment("# Title\n\nText") == ["# # Title", "#", "# Text"]

@@ -87,11 +87,6 @@ def _uncomment(line: str) -> str:
     return line[2:] if line.startswith("# ") else line.removeprefix("#")
 
 
-def comment(markdown: str) -> list[str]:
-    """Markdown as the body of a ``# %% [markdown]`` cell: each line behind ``# ``."""
-    return [f"# {line}" if line else "#" for line in markdown.split("\n")]
-
-
 @dataclass
 class Chapter:
     """A parsed chapter source: its cells, and the lines before the first marker."""
