@@ -255,6 +255,28 @@ def test_a_current_translation_keeps_the_english_formulas(docs):
     assert translations.status("vi").problems == []
 
 
+@pytest.mark.parametrize(
+    ("english", "translated", "same"),
+    [
+        ("$768 = 2{,}360{,}064$", "$768 = 2{.}360{.}064$", True),  # vi and id group with dots
+        ("$768 = 2{,}360{,}064$", r"$768 = 2\,360\,064$", True),  # a thin space
+        ("$768 = 2{,}360{,}064$", "$768 = 2360064$", True),
+        ("$768 = 2{,}360{,}064$", "$768 = 2{.}360{.}065$", False),  # another number
+        ("$768 = 2{,}360{,}064$", "$768 = 2{.}36{.}064$", False),  # a group is three digits
+        ("$f(a{,}b)$", "$f(ab)$", False),  # a comma that groups no digits
+    ],
+)
+def test_a_formula_may_group_digits_as_its_language_does(docs, english, translated, same):
+    edit(docs / "en" / "chapter-3" / "chapter.py", "$x^2$", english)
+    path = docs / "vi" / "chapter-3" / "chapter.po"
+    po = polib.pofile(str(path))
+    entry = po.find("A formula $x^2$ inside.")
+    entry.msgid = f"A formula {english} inside."
+    entry.msgstr = f"Một công thức {translated} ở giữa."
+    po.save()
+    assert (translations.status("vi").problems == []) is same
+
+
 def test_translated_prose_may_quote_only_numbers_its_page_prints(docs):
     executed, _ = executor.execute(docs / "en" / "chapter-3" / "chapter.py")
     assert translations.number_problems("vi", "chapter-3/chapter.py", executed) == []

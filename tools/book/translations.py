@@ -18,6 +18,7 @@ A translation is a language code with a config ``mkdocs.<lang>.yml`` that inheri
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,9 +68,16 @@ class Status:
         return bool(self.extra or self.problems)
 
 
+# A digit group's separator in TeX, as each language writes it: 2{,}360{,}064, 2{.}360{.}064,
+# 2\,360\,064. It separates groups of three digits; any other "{,}" is left alone.
+_TEX_GROUP = re.compile(r"(?<=\d)(?:\{[,.]\}|\\,)(?=\d{3}(?!\d))")
+
+
 def _formulas(text: str) -> list[str]:
-    """A text's formulas, spacing normalised, in TeX order (translations may reorder them)."""
-    return sorted(" ".join(f.split()) for f in expectations.MATH.findall(" ".join(text.split())))
+    """A text's formulas, spacing and digit grouping normalised, in TeX order (translations may
+    reorder them, and group a large integer's digits as their readers do)."""
+    found = expectations.MATH.findall(" ".join(text.split()))
+    return sorted(_TEX_GROUP.sub("", " ".join(f.split())) for f in found)
 
 
 def problems(language: str, page: str, merged: polib.POFile) -> list[str]:
