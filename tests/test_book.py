@@ -73,8 +73,20 @@ def test_cache_key_covers_the_package_the_parser_and_the_environment(tmp_path, m
     assert executor.cache_key(chapter) == key
 
     (package / "module.py").write_text("x = 2\n", encoding="utf-8")
+    changed_code = executor.cache_key(chapter)
+    assert changed_code != key
+
+    # Package data changes what a chapter prints too (attention-check's messages).
+    (package / "messages").mkdir()
+    (package / "messages" / "zh.toml").write_text('as_role = "a"\n', encoding="utf-8")
+    with_data = executor.cache_key(chapter)
+    assert with_data != changed_code
+    (package / "messages" / "zh.toml").write_text('as_role = "b"\n', encoding="utf-8")
     changed_src = executor.cache_key(chapter)
-    assert changed_src != key
+    assert changed_src != with_data
+    (package / "__pycache__").mkdir()
+    (package / "__pycache__" / "module.cpython-311.pyc").write_bytes(b"bytecode")
+    assert executor.cache_key(chapter) == changed_src  # bytecode is not the package
 
     # The parser decides what executes (it strips the stated outputs).
     parser = tmp_path / "source.py"

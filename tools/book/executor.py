@@ -72,13 +72,19 @@ def environment() -> str:
     return "\n".join([python, *sorted(folders)])
 
 
+def _package_file(path: Path) -> bool:
+    """A file of the package (its code and its data, such as the checker's messages), not
+    Python's bytecode cache."""
+    return path.is_file() and "__pycache__" not in path.parts
+
+
 def cache_key(chapter: Path) -> str:
     """Hash of everything that can change what the chapter shows (see the module doc)."""
     digest = hashlib.sha256()
     for module in (Path(__file__), Path(source.__file__), Path(include.__file__)):
         digest.update(module.read_bytes())
     digest.update(source.without_expected(chapter).encode())
-    for path in sorted(include.PACKAGE.rglob("*.py")):
+    for path in sorted(p for p in include.PACKAGE.rglob("*") if _package_file(p)):
         digest.update(path.relative_to(include.PACKAGE).as_posix().encode())
         digest.update(path.read_bytes())
     digest.update(environment().encode())

@@ -170,7 +170,7 @@ show("zh")
 # zh-multihead-attention-buggy.ipynb
 #   单元格 6：出错：TypeError: 'torch.Size' object is not callable（单元格 4，第 8 行）
 #
-# _attention（对应书中的 attention_function）
+# _attention（识别为 attention_function）
 #   FAIL  runs          torch.Size 不能调用：shape(-1) 应写作 shape[-1]（TypeError: 'torch.Size' object is not callable（单元格 4，第 8 行：'d_k = query.shape(-1)'））（参见 https://attention-mechanisms.github.io/attention-mechanisms/zh/chapter-3/pitfalls/#调用-xshape-1）
 #   skip  shape         未检查：runs 没有通过
 #   skip  matches_book  未检查：shape 没有通过
@@ -219,7 +219,7 @@ show("id")
 #   skip  softmax_dim   tidak diperiksa: shape tidak lolos
 #   skip  causal        tidak diperiksa: shape tidak lolos
 #   skip  diagonal      tidak diperiksa: shape tidak lolos
-#   skip  mask_buffer   modul tidak menyimpan mask (mask dibuat di forward, atau dipakai
+#   skip  mask_buffer   modul tidak menyimpan mask (mask dibuat di forward, atau kelas memakai
 #                       is_causal=True): tidak ada yang perlu didaftarkan
 #   skip  dropout       tidak diperiksa: shape tidak lolos
 #   skip  heads         tidak diperiksa: shape tidak lolos
