@@ -9,9 +9,10 @@ A translation is a language code with a config ``mkdocs.<lang>.yml`` that inheri
   English execution, so no translated chapter executes and no code is copied.
 - **Staleness is per paragraph.** An English edit makes only the paragraphs it touched
   *behind*; the page marks those, and `status` counts them.
-- **A current translation keeps the English's formulas**: the same TeX, in any order
-  (`problems`); and every number its prose quotes is one that the page prints
-  (`number_problems`). A paragraph that is behind is held to neither: the English moved.
+- **A current translation keeps the English's formulas**: the same TeX, in any order, with a
+  large integer's digits grouped as its language does (`2{.}360{.}064`; `problems`); and
+  every number its prose quotes is one that the page prints (`number_problems`). A paragraph
+  that is behind is held to neither: the English moved.
 - A catalog for a page the English lacks, or one that cannot be read, fails the build; a page
   with no catalog at all is shown in English, every paragraph marked, with a warning.
 """
