@@ -17,6 +17,7 @@ WORDS = {
     "stale": "Parts of this page are behind the English.",
     "english": "Read the English page",
     "permalink": "Liên kết cố định",
+    "solution": "Lời giải",
 }
 
 
@@ -114,6 +115,17 @@ def test_paragraphs_behind_the_english_are_marked_and_the_page_says_so():
     assert "book:behind" not in str(soup)
     soup, _ = edited(html.replace("<!-- book:behind -->", ""), language="vi", titles=("x",))
     assert soup.select(".book-stale, .book-behind") == []
+
+
+def test_a_translated_page_titles_its_solution_folds_in_its_own_language():
+    html = (
+        '<h1 id="x">Bài tập</h1><details class="success book-solution"><summary>Solution'
+        "</summary><p>a</p></details><details><summary>Solution</summary></details>"
+    )
+    soup, _ = edited(html, language="vi", titles=("Bài tập",))
+    assert [s.get_text() for s in soup.select("summary")] == ["Lời giải", "Solution"]
+    soup, _ = edited(html, titles=("Bài tập",))
+    assert [s.get_text() for s in soup.select("summary")] == ["Solution", "Solution"]
 
 
 def test_translated_headings_get_anchors_from_their_own_words():

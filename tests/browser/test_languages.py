@@ -156,6 +156,7 @@ def test_translated_chapters_show_the_english_code_and_outputs(context, base_url
     page.goto(f"{base_url}en/{path}")
     outputs, code = page.evaluate(OUTPUTS), page.evaluate(CODE)
     own = page.evaluate(LANGUAGE_CELLS)  # a page shows its own language's cells, and no other
+    folds = page.locator("article details > summary").all_inner_texts()  # solutions, titled
     assert code and (outputs or own)
     assert set(own) <= {"en"}
     for language in TRANSLATIONS:
@@ -163,6 +164,8 @@ def test_translated_chapters_show_the_english_code_and_outputs(context, base_url
         assert page.evaluate(CODE) == code, language
         assert page.evaluate(OUTPUTS) == outputs, language
         assert page.evaluate(LANGUAGE_CELLS) == [language] * len(own), language
+        titles = page.locator("article details > summary").all_inner_texts()
+        assert len(titles) == len(folds) and set(titles).isdisjoint(folds), (language, titles)
         captions = page.locator("figcaption").all_inner_texts()
         english = (SITE / "en" / path / "index.html").read_text(encoding="utf-8")
         assert len(captions) == english.count("<figcaption>"), language

@@ -144,8 +144,8 @@ def simplify(soup: BeautifulSoup) -> Tag:
         if "solution" not in _tags(cell):
             solution = None
         elif solution is None:
-            solution = soup.new_tag("details", attrs={"class": "success"})
-            summary = soup.new_tag("summary")
+            solution = soup.new_tag("details", attrs={"class": "success book-solution"})
+            summary = soup.new_tag("summary")  # a translated page gets its own word (page.py)
             summary.string = "Solution"
             solution.append(summary)
             root.append(solution)

@@ -17,7 +17,7 @@ On a translated page:
   marked, with a note that leads to the English page; a note at the top says how many;
 - each heading gets an anchor made from its own words (`anchors`): mkdocs-jupyter's keep
   ASCII only, so a Chinese heading would get an empty one that its contents entry misses;
-- the headings' link titles are in the page's language.
+- the headings' link titles and the solutions' fold titles are in the page's language.
 """
 
 from __future__ import annotations
@@ -199,6 +199,8 @@ def _translated(soup: BeautifulSoup, info: PageInfo, behind: int) -> None:
     _heading_ids(soup, info)
     for link in soup.select('a.headerlink[title="Permanent link"]'):
         link["title"] = info.words["permalink"]
+    for summary in soup.select("details.book-solution > summary"):
+        summary.string = info.words["solution"]
     if behind:
         english = links.english_url(info.uri, info.uri)
         notice = _new(
