@@ -30,6 +30,10 @@ OUTPUTS = """() => Array.from(document.querySelectorAll(".nb-cell:not([data-lang
 })"""
 CODE = """() => Array.from(document.querySelectorAll(".nb-cell:not([data-lang]) pre code"))
   .map((code) => code.textContent)"""
+# The theme's own words: labels for screen readers, placeholders, the search box's state.
+THEME_WORDS = """() => Array.from(
+  document.querySelectorAll("[aria-label], [placeholder], .md-search-result__meta"))
+  .map((e) => e.getAttribute("aria-label") || e.getAttribute("placeholder") || e.textContent)"""
 LANGUAGE_CELLS = """() => Array.from(document.querySelectorAll(".nb-cell[data-lang]"))
   .map((cell) => cell.dataset.lang)"""
 
@@ -132,6 +136,15 @@ def test_each_language_has_its_own_title_and_navigation(context, base_url, langu
     # The last tab is the API reference, which stays English: it leads there.
     page.locator(".md-tabs__link").last.click()
     page.wait_for_url(f"{base_url}en/reference/")
+
+
+@pytest.mark.parametrize("language", TRANSLATIONS)
+def test_the_theme_speaks_each_language(context, base_url, language):
+    page = context.new_page()
+    page.goto(f"{base_url}en/{CHAPTER}")
+    english = set(page.evaluate(THEME_WORDS))
+    page.goto(f"{base_url}{language}/{CHAPTER}")
+    assert set(page.evaluate(THEME_WORDS)) & english == set()
 
 
 @pytest.mark.parametrize(
