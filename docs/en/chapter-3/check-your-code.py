@@ -140,9 +140,9 @@ show("vi")
 #                       'torch.Size' object is not callable (ô 4, dòng 8: 'd_k = query.shape(-1)'))
 #                       (xem
 #                       https://attention-mechanisms.github.io/attention-mechanisms/vi/chapter-3/pitfalls/#gọi-xshape-1)
-#   skip  shape         không kiểm tra: runs không đạt
-#   skip  matches_book  không kiểm tra: shape không đạt
-#   skip  causal        không kiểm tra: runs không đạt
+#   skip  shape         chưa được kiểm tra: runs không đạt
+#   skip  matches_book  chưa được kiểm tra: shape không đạt
+#   skip  causal        chưa được kiểm tra: runs không đạt
 #
 # MultiHeadAttention
 #   pass  constructs    tạo được MultiHeadAttention(embedding_dim=4, head_count=2), và cả ở 5 bộ kích
@@ -151,17 +151,17 @@ show("vi")
 #                       'torch.Size' object is not callable (ô 4, dòng 8: 'd_k = query.shape(-1)'))
 #                       (xem
 #                       https://attention-mechanisms.github.io/attention-mechanisms/vi/chapter-3/pitfalls/#gọi-xshape-1)
-#   skip  shape         không kiểm tra: runs không đạt
-#   skip  matches_book  không kiểm tra: shape không đạt
-#   skip  scale         không kiểm tra: shape không đạt
-#   skip  softmax_dim   không kiểm tra: shape không đạt
-#   skip  causal        không kiểm tra: shape không đạt
-#   skip  diagonal      không kiểm tra: shape không đạt
+#   skip  shape         chưa được kiểm tra: runs không đạt
+#   skip  matches_book  chưa được kiểm tra: shape không đạt
+#   skip  scale         chưa được kiểm tra: shape không đạt
+#   skip  softmax_dim   chưa được kiểm tra: shape không đạt
+#   skip  causal        chưa được kiểm tra: shape không đạt
+#   skip  diagonal      chưa được kiểm tra: shape không đạt
 #   skip  mask_buffer   module không giữ mask nào (mask được tạo trong forward, hoặc dùng
 #                       is_causal=True): không có gì cần đăng ký
-#   skip  dropout       không kiểm tra: shape không đạt
-#   skip  heads         không kiểm tra: shape không đạt
-#   skip  out_proj      không kiểm tra: shape không đạt
+#   skip  dropout       chưa được kiểm tra: shape không đạt
+#   skip  heads         chưa được kiểm tra: shape không đạt
+#   skip  out_proj      chưa được kiểm tra: shape không đạt
 # exit status: 1
 
 # %% tags=["wrap-output"] lang="zh"
