@@ -296,11 +296,16 @@ def browser(session: nox.Session) -> None:
 
     Uses Debian's Chromium (`apt-get install -y chromium`, or set CHROMIUM to a binary);
     without it the browser tests skip and say so. Screenshots go to build/screenshots/.
-    No torch here: these tests read the built site only.
+    No torch here: these tests read the built site, and ask the shared environment for the
+    package's numbers where a page computes its own (the playground).
     """
     session.install(*CONSTRAINTS, *nox.project.dependency_groups(PYPROJECT, "browser"))
+    # The playground's tests compare the page with the package: they ask the shared
+    # environment (`python -m book playground`), which `docs` made.
+    python = PACKAGE_BIN / ("python.exe" if os.name == "nt" else "python")
+    env = {"BOOK_PACKAGE_PYTHON": str(python)}
     # --confcutdir: the package tests' conftest.py (which imports torch) is not loaded.
-    session.run("pytest", "tests/browser", "--confcutdir=tests/browser", *session.posargs)
+    session.run("pytest", "tests/browser", "--confcutdir=tests/browser", *session.posargs, env=env)
 
 
 @nox.session(venv_backend="none")

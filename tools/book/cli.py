@@ -1,4 +1,5 @@
-"""The command line: ``python -m book execute | check | path | site | translations``.
+"""The command line: ``python -m book execute | check | path | site | translations |
+playground``.
 
 See ``python -m book --help`` and each command's ``--help``.
 """
@@ -6,6 +7,7 @@ See ``python -m book --help`` and each command's ``--help``.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -51,6 +53,22 @@ def _translations(update: bool, numbers: bool = False) -> int:
     return 1 if failed else 0
 
 
+def _playground() -> int:
+    """The playground's JavaScript against the package, and its default view against the
+    chapters' outputs (`book.playground`)."""
+    from book import playground  # imports torch, which only this check needs
+
+    problems = playground.verify() + playground.check_defaults()
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    print(
+        f"playground: {len(playground.STAGES)} stages, the default and random inputs against "
+        f"the package, {len(playground.PRINTED)} default matrices against the chapters: "
+        + ("ok" if not problems else f"{len(problems)} problem(s)")
+    )
+    return 1 if problems else 0
+
+
 def _check_all(paths: list[Path], fix: bool) -> int:
     reports = []
     for chapter in paths:
@@ -80,6 +98,44 @@ def _check_all(paths: list[Path], fix: bool) -> int:
             file=sys.stderr,
         )
     return 1 if failed else 0
+
+
+def _path(args: argparse.Namespace) -> int:
+    print(execute(args.chapter)[0])
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    code = _check_all(args.chapters or chapters(), fix=args.update)
+    if args.chapters:
+        return code
+    return max(code, _playground(), _translations(update=False, numbers=True))
+
+
+def _site(args: argparse.Namespace) -> int:
+    built = site.build(args.languages or None)
+    print(f"built {len(built)} languages into {shown(site.SITE)}")
+    return 0
+
+
+def _playground_cases(args: argparse.Namespace) -> int:
+    from book import playground  # imports torch, which only this command needs
+
+    print(json.dumps(playground.package_results(json.load(sys.stdin))))
+    return 0
+
+
+def _execute(args: argparse.Namespace) -> int:
+    todo = args.chapters or chapters()
+    executed = 0
+    for chapter in todo:
+        start = time.perf_counter()
+        path, ran = execute(chapter)
+        executed += ran
+        status = f"executed in {time.perf_counter() - start:.1f} s" if ran else "up to date"
+        print(f"{shown(chapter)}: {status} -> {shown(path)}")
+    print(f"{executed} of {len(todo)} chapters executed")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,6 +173,11 @@ def main(argv: list[str] | None = None) -> int:
         help="first merge every catalog with the English of today (msgmerge's way: changed "
         "paragraphs marked fuzzy, the old English kept beside them)",
     )
+    sub.add_parser(
+        "playground",
+        help="read playground cases from stdin as JSON ([{stage, inputs}]) and print what the "
+        "package computes for each (for the browser tests, which run without torch)",
+    )
     args = parser.parse_args(argv)
 
     given = [*getattr(args, "chapters", []), *([args.chapter] if args.command == "path" else [])]
@@ -128,31 +189,16 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
+    commands = {
+        "path": _path,
+        "check": _check,
+        "site": _site,
+        "translations": lambda args: _translations(update=args.update),
+        "playground": _playground_cases,
+        "execute": _execute,
+    }
     try:
-        if args.command == "path":
-            print(execute(args.chapter)[0])
-            return 0
-        if args.command == "check":
-            code = _check_all(args.chapters or chapters(), fix=args.update)
-            if args.chapters:
-                return code
-            return max(code, _translations(update=False, numbers=True))
-        if args.command == "site":
-            built = site.build(args.languages or None)
-            print(f"built {len(built)} languages into {shown(site.SITE)}")
-            return 0
-        if args.command == "translations":
-            return _translations(update=args.update)
-        todo = args.chapters or chapters()
-        executed = 0
-        for chapter in todo:
-            start = time.perf_counter()
-            path, ran = execute(chapter)
-            executed += ran
-            status = f"executed in {time.perf_counter() - start:.1f} s" if ran else "up to date"
-            print(f"{shown(chapter)}: {status} -> {shown(path)}")
-        print(f"{executed} of {len(todo)} chapters executed")
-        return 0
+        return commands[args.command](args)
     except BookError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

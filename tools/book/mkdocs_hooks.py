@@ -5,6 +5,8 @@ MkDocs' events to the modules that do the work, each of which runs without MkDoc
   checked, translated pages composed from the English and the language's catalog;
 - ``on_page_content``: the page presented (`book.render`): notebook markup simplified,
   links, names and marks edited, formulas typeset, all cached in ``.cache/pages/<lang>/``;
+- ``on_page_markdown``: the playground's markup and data (`book.playground_html`), where a
+  page asks for it;
 - ``on_nav``: in a translation, a last entry that leads to the English API reference;
 - ``on_page_context``: the languages that have this page, for the switcher
   (``partials/alternate.html``).
@@ -111,6 +113,17 @@ def on_files(files, config):
         for s in sources
     ]
     return Files([*kept, *made])
+
+
+def on_page_markdown(markdown, page, config, files):
+    """Put the playground (`book.playground_html`) where a page asks for it."""
+    from book import playground_html  # imports torch: only for the page that needs it
+
+    if playground_html.MARKER not in markdown:
+        return markdown
+    assets = "../" * page.url.count("/") + "assets/"
+    widget = playground_html.widget(config["extra"]["playground"], assets)
+    return markdown.replace(playground_html.MARKER, widget)
 
 
 def on_nav(nav, config, files):

@@ -101,6 +101,9 @@ def write_root(site: Path = SITE) -> None:
 def build(languages: list[str] | None = None) -> list[Path]:
     """Build English, then every translation (or those given), in strict mode; then the root.
 
+    First the playground's JavaScript runs in Node beside the package (`book.playground`):
+    a difference beyond float32 rounding stops the build before anything is written.
+
     English builds first: it executes the chapters that are stale. The translations only
     read those executions, so they build side by side, each in its own process, and each
     one's log is printed whole when it ends.
@@ -109,9 +112,15 @@ def build(languages: list[str] | None = None) -> list[Path]:
         The configs built.
 
     Raises:
-        BookError: If a build fails (its log says why).
+        BookError: If the playground's JavaScript differs from the package, or a build fails
+            (its log says why).
     """
     built = configs(languages)
+    from book import playground  # imports torch, which only this step needs
+
+    problems = playground.verify()
+    if problems:
+        raise BookError("\n".join([*problems[:10], f"{len(problems)} difference(s) in all"]))
     shutil.rmtree(SITE, ignore_errors=True)
     english, *others = built
     if subprocess.run(_mkdocs(english), cwd=ROOT).returncode:

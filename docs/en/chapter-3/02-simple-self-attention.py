@@ -267,3 +267,6 @@ print(context_vectors(attention_weights(attention_scores(inputs)), inputs))
 # %% [markdown]
 # Nothing here was learned: the weights come straight from the embeddings. The next page
 # gives the model three trainable matrices, so that it can learn *what* to attend to.
+#
+# To change the embeddings and watch these scores, weights and context vectors follow, open
+# the [Playground](playground.md) at stage 3.3.

@@ -270,3 +270,6 @@ print("equal:", torch.allclose(sa_v1(inputs), sa_v2(inputs)))
 # Both classes let every token look at every other token, including the ones that come after
 # it. A model that generates text one token at a time cannot be allowed to do that; the
 # [next page](04-causal-attention.py) hides the future.
+#
+# Stage 3.4 of the [Playground](playground.md) starts from the weights that seed 789 gives
+# `SelfAttention_v2`: change the embeddings there and watch the weights follow.

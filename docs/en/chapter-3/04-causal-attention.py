@@ -346,3 +346,6 @@ print("mask device after .to('meta'):", ca_meta.mask.device)
 # The [Pitfalls](pitfalls.py) page shows what goes wrong with a plain attribute. Next, we
 # run several causal attention heads side by side:
 # [multi-head attention](05-multi-head-attention.py).
+#
+# Stage 3.5 of the [Playground](playground.md) shows the masked weights of 3.5.1; the
+# hidden cells stay hidden whatever you type.

