@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import subprocess
 from types import SimpleNamespace
 
 import pytest
@@ -48,6 +49,7 @@ def test_the_javascript_computes_what_the_package_does_at_every_stage():
         (('"3.6": { heads: 2,', '"3.6": { heads: 1,'), "3.6"),
         (("var v = stage.projected ? matmul(x, weights.W_value) : x;", "var v = x;"), "3.4"),
         (("return Math.exp(s - top);", "return Math.exp(s - top) + 1e-4;"), "3.3"),
+        (("return e / total;", "return e / total / (e - e);"), "3.3"),  # NaN and Infinity
     ],
 )
 def test_a_wrong_javascript_fails_and_names_the_stage_and_the_input(tmp_path, change, stage):
@@ -191,3 +193,9 @@ def test_the_widget_weighs_at_most_40_kb_before_compression():
     assert sum(sizes.values()) <= 40 * 1024, sizes
     text = "".join((assets / path).read_text(encoding="utf-8") for path in sizes)
     assert "http://" not in text and "https://" not in text and "import " not in text
+
+
+def test_the_page_script_is_valid_javascript(node):
+    script = playground.MODULE.with_name("playground.js")
+    done = subprocess.run([node, "--check", str(script)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

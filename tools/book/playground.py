@@ -49,6 +49,7 @@ EXTRA = [[0.30, 0.70, 0.20], [0.60, 0.10, 0.40]]
 MAX_TOKENS = 8
 STAGES = ("3.3", "3.4", "3.5", "3.6")
 MATRICES = ("scores", "weights", "context")
+_PROJECTIONS = ("W_query", "W_key", "W_value")
 # Where a chapter prints a stage's matrix for the book's input: (stage, matrix) -> chapter.
 PRINTED = {
     ("3.3", "scores"): "chapter-3/02-simple-self-attention.py",
@@ -68,7 +69,9 @@ _RUN = """
 const attention = require(process.argv[1]);
 const cases = JSON.parse(require("fs").readFileSync(0, "utf8"));
 const results = cases.map((c) => attention.attend(c.stage, c.inputs, c.heads));
-process.stdout.write(JSON.stringify(results, (k, v) => (v === -Infinity ? "-inf" : v)));
+// JSON has no -Infinity or NaN: they travel as strings, which Python's float() reads.
+const text = (k, v) => (typeof v === "number" && !isFinite(v) ? String(v) : v);
+process.stdout.write(JSON.stringify(results, text));
 """
 
 
@@ -105,9 +108,6 @@ def _weights(module: torch.nn.Module, exact: bool) -> dict[str, list[list[float]
     if exact:
         return rows
     return {name: [[_shortest(v) for v in row] for row in m] for name, m in rows.items()}
-
-
-_PROJECTIONS = ("W_query", "W_key", "W_value")
 
 
 def heads(stage: str, exact: bool = False) -> list[dict[str, list[list[float]]]] | None:
@@ -166,7 +166,7 @@ def run_node(cases: list[dict], module: Path = MODULE) -> list[dict]:
         raise BookError("node was not found: install the docs dependency group") from None
     if done.returncode:
         raise BookError(f"{module.name} failed in Node:\n{done.stderr.strip()}")
-    return json.loads(done.stdout, parse_constant=float)
+    return json.loads(done.stdout)
 
 
 def _differences(found: dict, expected: dict, dtype: torch.dtype) -> list[str]:
@@ -180,7 +180,7 @@ def _differences(found: dict, expected: dict, dtype: torch.dtype) -> list[str]:
     for name, mine, theirs in pairs:
         js = torch.tensor(
             [[float(v) for v in row] for row in mine], dtype=torch.float64
-        )  # "-inf" arrives as a string
+        )  # "-Infinity" and "NaN" arrive as strings
         ours = theirs.to(torch.float64)
         if js.shape != ours.shape:
             problems.append(

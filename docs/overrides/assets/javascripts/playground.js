@@ -3,10 +3,7 @@
    words in a JSON script (tools/book/playground_html.py); this replaces the static tables
    that a reader without JavaScript sees.
 
-   The markup is a contract for tests (README, "The playground's markup"): embedding inputs
-   carry data-token and data-dim; matrix cells carry data-matrix, data-head (where there
-   are heads), data-row and data-col; the stage and token count are data-control="stage"
-   and data-control="tokens". */
+   Its markup is a contract for tests: CONTRIBUTING.md, "The playground's markup". */
 (function () {
   "use strict";
   var math = window.attentionMath;
@@ -16,9 +13,7 @@
     Object.keys(attributes || {}).forEach(function (name) {
       if (attributes[name] !== null && attributes[name] !== undefined) node.setAttribute(name, attributes[name]);
     });
-    (children || []).forEach(function (child) {
-      node.append(child);
-    });
+    node.append.apply(node, children || []);
     return node;
   }
 
@@ -56,9 +51,7 @@
 
   Playground.prototype.select = function (name, options, value, label) {
     var select = element("select", { "data-control": name });
-    options.forEach(function (option) {
-      select.append(element("option", { value: option[0] }, [option[1]]));
-    });
+    options.forEach(function (o) { select.append(element("option", { value: o[0] }, [o[1]])); });
     select.value = value;
     return element("label", {}, [label + " ", select]);
   };
