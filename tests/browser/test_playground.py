@@ -207,6 +207,11 @@ def test_a_selected_weight_shows_its_arithmetic(context, base_url, language):
     page.select_option('[data-control="stage"]', "3.5")
     hidden = page.locator('[data-matrix="weights"][data-row="1"][data-col="4"]')
     assert "is-hidden" in hidden.get_attribute("class")
+    assert hidden.get_attribute("data-hidden") == ""
+    hidden_cells = page.eval_on_selector_all(
+        "[data-hidden]", "all => all.map(c => [c.dataset.row, c.dataset.col])"
+    )
+    assert len(hidden_cells) == 2 * 15 and all(int(c) > int(r) for r, c in hidden_cells)
     assert hidden.text_content() == "0.0000"
     hidden.click()
     assert times not in explain.inner_text() and "one" in explain.inner_text()

@@ -172,6 +172,7 @@
         var cell = element("td", { "data-matrix": name, "data-head": head, "data-row": i, "data-col": j }, [fixed(v)]);
         if (causal && j > i) {
           cell.classList.add("is-hidden");
+          cell.setAttribute("data-hidden", "");
           cell.title = self.words.hidden;
         }
         if (name === "weights") {
