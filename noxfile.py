@@ -301,7 +301,7 @@ def browser(session: nox.Session) -> None:
     """
     session.install(*CONSTRAINTS, *nox.project.dependency_groups(PYPROJECT, "browser"))
     # The playground's tests compare the page with the package: they ask the shared
-    # environment (`python -m book playground`), which `docs` made.
+    # environment (`python -m book playground-cases`), which `docs` made.
     python = PACKAGE_BIN / ("python.exe" if os.name == "nt" else "python")
     env = {"BOOK_PACKAGE_PYTHON": str(python)}
     # --confcutdir: the package tests' conftest.py (which imports torch) is not loaded.

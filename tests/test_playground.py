@@ -15,7 +15,7 @@ from bs4 import BeautifulSoup
 
 from attention_mechanisms import MultiHeadAttentionWrapper, SelfAttention_v2
 from attention_mechanisms.check.probes import INPUTS
-from book import ROOT, mkdocs_hooks, playground, playground_html
+from book import ROOT, mkdocs_hooks, playground, playground_check, playground_html
 from book.typeset import node_executable
 
 WORDS = {
@@ -38,7 +38,7 @@ def node():
 
 def test_the_javascript_computes_what_the_package_does_at_every_stage():
     # The default input and random ones of 2 to 8 tokens, float32 and float64.
-    assert playground.verify(count=12, seed=1) == []
+    assert playground_check.verify(count=12, seed=1) == []
 
 
 @pytest.mark.parametrize(
@@ -58,7 +58,7 @@ def test_a_wrong_javascript_fails_and_names_the_stage_and_the_input(tmp_path, ch
     assert old in text
     wrong = tmp_path / "attention.js"
     wrong.write_text(text.replace(old, new), encoding="utf-8")
-    problems = playground.verify(count=3, module=wrong)
+    problems = playground_check.verify(count=3, module=wrong)
     assert problems
     assert problems[0].startswith(f"playground stage {stage}, input [[")
     detail = problems[0].split("]]: ", 1)[1]  # what differs: a value, a shape, the heads
@@ -98,28 +98,31 @@ def test_each_stage_starts_from_the_weights_of_the_books_seed():
 
 
 def test_the_default_view_shows_what_the_chapters_print():
-    assert playground.check_defaults(playground.stated_runs) == []
+    assert playground_check.check_defaults(playground_check.stated_runs) == []
 
 
 def test_a_default_that_no_chapter_prints_is_reported(monkeypatch):
     # The 3.6 heads' weights are printed nowhere; the 3.4 context is not on page 02.
     monkeypatch.setattr(
-        playground,
+        playground_check,
         "PRINTED",
         {
             ("3.4", "context"): "chapter-3/02-simple-self-attention.py",
             ("3.3", "weights"): "chapter-3/02-simple-self-attention.py",
         },
     )
-    problems = playground.check_defaults(playground.stated_runs)
-    assert len(problems) == 1
-    assert problems[0].startswith("playground stage 3.4: its default context (-0.0739")
-    assert "02-simple-self-attention.py" in problems[0]
+    problems = playground_check.check_defaults(playground_check.stated_runs)
+    assert [p.split(" (")[0] for p in problems] == [
+        "playground stage 3.4: the page's default context",
+        "playground stage 3.4: the package's default context",
+    ]
+    assert all("-0.0739 " in p and "02-simple-self-attention.py" in p for p in problems)
 
 
 def test_the_package_results_for_the_browser_tests_are_plain_json():
     rng = random.Random(3)
-    cases = [{"stage": s, "inputs": playground.random_inputs(rng, 2.0)} for s in playground.STAGES]
+    random_inputs = playground_check.random_inputs
+    cases = [{"stage": s, "inputs": random_inputs(rng, 2.0)} for s in playground.STAGES]
     results = json.loads(json.dumps(playground.package_results(cases)))
     for case, result in zip(cases, results, strict=True):
         n = len(case["inputs"])
@@ -192,7 +195,7 @@ def test_the_widget_weighs_at_most_40_kb_before_compression():
     sizes = {path: (assets / path).stat().st_size for path, _ in playground_html.ASSETS}
     assert sum(sizes.values()) <= 40 * 1024, sizes
     text = "".join((assets / path).read_text(encoding="utf-8") for path in sizes)
-    assert "http://" not in text and "https://" not in text and "import " not in text
+    assert "http://" not in text and "https://" not in text  # nothing from another host
 
 
 def test_the_page_script_is_valid_javascript(node):

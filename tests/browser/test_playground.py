@@ -1,7 +1,7 @@
 """The playground page in a real browser: typed input against the package, in every language.
 
 The browser tests run without torch, so the package's numbers come from the environment
-that has it (`python -m book playground`, run by the Python in ``BOOK_PACKAGE_PYTHON``,
+that has it (`python -m book playground-cases`, run by the Python in ``BOOK_PACKAGE_PYTHON``,
 which nox sets; else .nox/package's).
 """
 
@@ -40,7 +40,7 @@ def package_python() -> str:
 def package_results(cases: list[dict]) -> list[dict]:
     """What the package computes for each case ({stage, inputs}), in float32."""
     done = subprocess.run(
-        [package_python(), "-m", "book", "playground"],
+        [package_python(), "-m", "book", "playground-cases"],
         input=json.dumps(cases),
         capture_output=True,
         text=True,
@@ -214,8 +214,31 @@ def test_a_selected_weight_shows_its_arithmetic(context, base_url, language):
     assert len(hidden_cells) == 2 * 15 and all(int(c) > int(r) for r, c in hidden_cells)
     assert hidden.text_content() == "0.0000"
     hidden.click()
-    assert times not in explain.inner_text() and "one" in explain.inner_text()
+    words = json.loads(page.text_content("script.playground-data"))["words"]
+    hidden_text = words["explain_hidden"].format(query="journey", key="one")
+    assert explain.inner_text().strip() == hidden_text
+    # The selection survives a change of stage, with the arithmetic of the new stage.
+    page.click('[data-matrix="weights"][data-row="3"][data-col="2"]')
+    page.select_option('[data-control="stage"]', "3.4")
+    assert "is-selected" in page.get_attribute(
+        '[data-matrix="weights"][data-row="3"][data-col="2"]', "class"
+    )
+    weight = page.text_content('[data-matrix="weights"][data-row="3"][data-col="2"]')
+    assert explain.inner_text().rstrip().endswith(f"= {weight}")
     assert page.errors == []
+
+
+def test_large_scores_are_explained_with_the_largest_subtracted(context, base_url):
+    page = open_playground(context, base_url, "en")
+    words = json.loads(page.text_content("script.playground-data"))["words"]
+    for d in range(3):
+        page.fill(f'input[data-token="1"][data-dim="{d}"]', "5")
+    page.click('[data-matrix="weights"][data-row="1"][data-col="1"]')
+    lines = page.locator(".playground-explain p").all_inner_texts()
+    assert lines[2] == words["explain_softmax_shifted"].format(query="journey", max="75.0000")
+    assert lines[3].startswith("exp(0.0000) / (") and "e+" not in lines[3]
+    weight = page.text_content('[data-matrix="weights"][data-row="1"][data-col="1"]')
+    assert lines[3].endswith(f"= {weight}")
 
 
 def test_the_keyboard_reaches_and_changes_every_control(context, base_url):
@@ -280,16 +303,84 @@ def test_the_keyboard_reaches_and_changes_every_control(context, base_url):
     assert_shows(page, result, "typed from the keyboard")
 
 
-def test_a_value_that_is_not_a_number_is_refused_and_said_so(context, base_url):
+BOOK = [
+    [0.43, 0.15, 0.89],
+    [0.55, 0.87, 0.66],
+    [0.57, 0.85, 0.64],
+    [0.22, 0.58, 0.33],
+    [0.77, 0.25, 0.10],
+    [0.05, 0.80, 0.55],
+]
+
+
+def _taken(typed: str, before: float) -> float:
+    """The last value a reader's keystrokes made that the page takes (within 5)."""
+    taken = before
+    for end in range(1, len(typed) + 1):
+        try:
+            value = float(typed[:end])
+        except ValueError:
+            continue
+        if abs(value) <= 5:
+            taken = value
+    return taken
+
+
+@pytest.mark.parametrize("typed", ["", "-", "5.01", "-7", "1e9"])
+def test_a_value_that_the_page_does_not_take_is_refused_and_said_so(context, base_url, typed):
     page = open_playground(context, base_url, "en")
-    before = shown_cells(page)
-    page.fill('input[data-token="0"][data-dim="0"]', "")
     field = page.locator('input[data-token="0"][data-dim="0"]')
+    field.focus()  # typed as a reader types: "-" is on the way to a negative number
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Backspace")
+    page.keyboard.type(typed)
     assert field.get_attribute("aria-invalid") == "true"
-    assert field.get_attribute("title")
-    assert shown_cells(page) == before
-    page.fill('input[data-token="0"][data-dim="0"]', "0.43")
+    assert field.get_attribute("title") == "Type a number from -5 to 5."
+    assert (field.get_attribute("min"), field.get_attribute("max")) == ("-5", "5")
+    # The matrices keep the last value the page took: "5" of "5.01", "1" of "1e9".
+    inputs = [[_taken(typed, 0.43), *BOOK[0][1:]], *BOOK[1:]]
+    (result,) = package_results([{"stage": "3.3", "inputs": inputs}])
+    assert_shows(page, result, f"after typing {typed!r}")
+    page.fill('input[data-token="0"][data-dim="0"]', "-5")
     assert field.get_attribute("aria-invalid") == "false"
+    (result,) = package_results([{"stage": "3.3", "inputs": [[-5, *BOOK[0][1:]], *BOOK[1:]]}])
+    assert_shows(page, result, "after -5")
+
+
+def test_a_script_that_sets_values_without_bubbling_events_is_heard(context, base_url):
+    page = open_playground(context, base_url, "en")
+    page.evaluate(
+        """() => {
+          const set = (selector, value, type) => {
+            const field = document.querySelector(selector);
+            field.value = value;
+            field.dispatchEvent(new Event(type));  // bubbles: false
+          };
+          set('[data-control="stage"]', "3.5", "change");
+          set('[data-control="tokens"]', "3", "change");
+          set('input[data-token="2"][data-dim="1"]', "-1.25", "input");
+        }"""
+    )
+    inputs = [[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [0.57, -1.25, 0.64]]
+    (result,) = package_results([{"stage": "3.5", "inputs": inputs}])
+    assert_shows(page, result, "set by a script")
+    page.click('[data-control="reset"]')
+    (book,) = package_results(
+        [
+            {
+                "stage": "3.5",
+                "inputs": [
+                    *inputs[:2],
+                    [0.57, 0.85, 0.64],
+                    [0.22, 0.58, 0.33],
+                    [0.77, 0.25, 0.10],
+                    [0.05, 0.80, 0.55],
+                ],
+            }
+        ]
+    )
+    assert page.input_value('[data-control="tokens"]') == "6"
+    assert_shows(page, book, "after reset")
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

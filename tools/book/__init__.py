@@ -19,11 +19,12 @@ catalogs (``docs/<lang>/**/*.po``). One module per job:
   formula typeset at build time);
 - `book.mkdocs_hooks` is the MkDocs hook (``hooks:`` in ``mkdocs.yml``): it only routes
   MkDocs' events to those modules;
-- `book.playground` gives the playground page its starting point from the package and
-  checks its JavaScript against the package in Node; `book.playground_html` is its markup;
+- `book.playground` gives the playground page its numbers from the package;
+  `book.playground_check` holds its JavaScript to them in Node, and its default view to the
+  chapters; `book.playground_html` is its markup;
 - `book.site` builds every language into ``site/<lang>/``, and the root;
 - `book.cli` is the command line: ``python -m book execute | check [--update] | path |
-  site | translations [--update] | playground``.
+  site | translations [--update] | playground-cases``.
 
 The package is installed editable into the documentation environment (``pip install -e
 tools``, which ``nox`` does), so every caller imports it the ordinary way.

@@ -1,5 +1,5 @@
 """The command line: ``python -m book execute | check | path | site | translations |
-playground``.
+playground-cases``.
 
 See ``python -m book --help`` and each command's ``--help``.
 """
@@ -56,14 +56,14 @@ def _translations(update: bool, numbers: bool = False) -> int:
 def _playground() -> int:
     """The playground's JavaScript against the package, and its default view against the
     chapters' outputs (`book.playground`)."""
-    from book import playground  # imports torch, which only this check needs
+    from book import playground_check as check  # imports torch: only this check needs it
 
-    problems = playground.verify() + playground.check_defaults()
+    problems = check.verify() + check.check_defaults()
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
     print(
-        f"playground: {len(playground.STAGES)} stages, the default and random inputs against "
-        f"the package, {len(playground.PRINTED)} default matrices against the chapters: "
+        f"playground: {len(check.STAGES)} stages, the default and random inputs against "
+        f"the package, {len(check.PRINTED)} default matrices against the chapters: "
         + ("ok" if not problems else f"{len(problems)} problem(s)")
     )
     return 1 if problems else 0
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         "paragraphs marked fuzzy, the old English kept beside them)",
     )
     sub.add_parser(
-        "playground",
+        "playground-cases",
         help="read playground cases from stdin as JSON ([{stage, inputs}]) and print what the "
         "package computes for each (for the browser tests, which run without torch)",
     )
@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         "check": _check,
         "site": _site,
         "translations": lambda args: _translations(update=args.update),
-        "playground": _playground_cases,
+        "playground-cases": _playground_cases,
         "execute": _execute,
     }
     try:

@@ -26,7 +26,7 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.nav import Link
 from mkdocs.structure.toc import AnchorLink
 
-from book import ROOT, BookError, links, notebook_html, render, site_pages
+from book import ROOT, BookError, links, notebook_html, playground_html, render, site_pages
 from book.page import PageError, PageInfo, anchors
 from book.typeset import TypesetError
 
@@ -117,8 +117,6 @@ def on_files(files, config):
 
 def on_page_markdown(markdown, page, config, files):
     """Put the playground (`book.playground_html`) where a page asks for it."""
-    from book import playground_html  # imports torch: only for the page that needs it
-
     if playground_html.MARKER not in markdown:
         return markdown
     assets = "../" * page.url.count("/") + "assets/"

@@ -15,10 +15,6 @@ from __future__ import annotations
 import html
 import json
 
-import torch
-
-from book import playground
-
 MARKER = '<div class="attention-playground"></div>'
 ASSETS = (
     ("stylesheets/playground.css", '<link rel="stylesheet" href="{}">'),
@@ -29,7 +25,7 @@ ASSETS = (
 
 def _table(
     caption: str,
-    values: list[list[float]],
+    values: list[list[str]],
     rows: list[str],
     columns: list[str],
     causal: bool = False,
@@ -38,8 +34,7 @@ def _table(
     body = "".join(
         f'<tr><th scope="row">{html.escape(label)}</th>'
         + "".join(
-            ('<td class="is-hidden">' if causal and j > i else "<td>")
-            + f"{playground.format_value(v)}</td>"
+            ('<td class="is-hidden">' if causal and j > i else "<td>") + f"{v}</td>"
             for j, v in enumerate(row)
         )
         + "</tr>"
@@ -53,6 +48,10 @@ def _table(
 
 def _stage(stage: str, words: dict[str, str]) -> str:
     """The default example at ``stage``, as the package computes it, in static tables."""
+    import torch  # here, not at the top: importing this module must stay cheap (the hook)
+
+    from book import playground
+
     tokens = playground.TOKENS
     result = playground.reference(stage, playground.page_data()["inputs"], torch.float32)
     many = len(result["heads"]) > 1
@@ -61,19 +60,22 @@ def _stage(stage: str, words: dict[str, str]) -> str:
         head = words["head"].format(n=number)
         for matrix in ("scores", "weights"):
             caption = words["head_matrix"].format(head=head, matrix=words[matrix])
-            values = found[matrix].tolist()
+            values = [[playground.format_value(v) for v in row] for row in found[matrix].tolist()]
             hide = playground.causal(stage)
             parts.append(_table(caption if many else words[matrix], values, tokens, tokens, hide))
     width = result["context"].shape[-1]
     columns = [str(d) for d in range(1, width + 1)]
     caption = words["joined"] if many else words["context"]
-    parts.append(_table(caption, result["context"].tolist(), tokens, columns))
+    context = [[playground.format_value(v) for v in row] for row in result["context"].tolist()]
+    parts.append(_table(caption, context, tokens, columns))
     return f'<div class="playground-stage">{"".join(parts)}</div>'
 
 
 def widget(words: dict[str, str], assets: str) -> str:
     """The playground's markup; ``assets`` is the URL of the site's ``assets/`` folder from
     the page (``../../assets/``)."""
+    from book import playground  # imports torch: only a page with the playground needs it
+
     data = {**playground.page_data(), "words": words}
     # "<" escaped: the JSON sits in a script element, which "</script>" would end.
     payload = json.dumps(data, ensure_ascii=False).replace("<", "\\u003c")

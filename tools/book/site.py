@@ -101,7 +101,7 @@ def write_root(site: Path = SITE) -> None:
 def build(languages: list[str] | None = None) -> list[Path]:
     """Build English, then every translation (or those given), in strict mode; then the root.
 
-    First the playground's JavaScript runs in Node beside the package (`book.playground`):
+    First the playground's JavaScript runs in Node beside the package (`book.playground_check`):
     a difference beyond float32 rounding stops the build before anything is written.
 
     English builds first: it executes the chapters that are stale. The translations only
@@ -116,9 +116,9 @@ def build(languages: list[str] | None = None) -> list[Path]:
             (its log says why).
     """
     built = configs(languages)
-    from book import playground  # imports torch, which only this step needs
+    from book import playground_check  # imports torch, which only this step needs
 
-    problems = playground.verify()
+    problems = playground_check.verify()
     if problems:
         raise BookError("\n".join([*problems[:10], f"{len(problems)} difference(s) in all"]))
     shutil.rmtree(SITE, ignore_errors=True)

@@ -32,7 +32,7 @@
     this.words = data.words;
     this.stage = "3.3";
     this.selected = null; // {head, row, col} of the weight whose arithmetic is shown
-    this.focused = { token: 1, dim: 0 }; // the value the slider moves
+    this.focused = { token: 1, dim: 0 }; // the value the slider moves: "journey", as in 3.3.1
     this.reset();
     this.build();
   }
@@ -61,35 +61,37 @@
     var stages = Object.keys(math.STAGES).map(function (s) { return [s, words["stage_" + s]]; });
     var counts = [];
     for (var n = 2; n <= this.data.max_tokens; n++) counts.push([String(n), String(n)]);
-    var reset = element("button", { type: "button", "class": "md-button" }, [words.reset]);
+    var reset = element("button", { type: "button", "class": "md-button", "data-control": "reset" }, [words.reset]);
     this.controls = element("div", { "class": "playground-controls" }, [
       this.select("stage", stages, this.stage, words.stage),
       this.select("tokens", counts, String(this.count), words.tokens),
       reset,
     ]);
     this.embeddings = element("div", { "class": "playground-box" });
-    this.slider = element("input", { type: "range", min: "-2", max: "2", step: "0.01", "data-control": "slider" });
+    var limit = String(this.data.limit);
+    this.slider = element("input", { type: "range", min: "-" + limit, max: limit, step: "0.01", "data-control": "slider" });
     this.sliderLabel = element("span");
     this.results = element("div", { "class": "playground-results" });
     this.explanation = element("div", { "class": "playground-explain", role: "status", "aria-live": "polite" });
     this.root.replaceChildren(this.script, this.controls, this.embeddings,
       element("label", { "class": "playground-slider" }, [this.sliderLabel, this.slider]),
       this.explanation, this.results);
+    // Listeners in the capture phase: they also hear an event that a script dispatches
+    // without bubbling. "change" for the selects; "input" and "change" for the values.
     this.controls.addEventListener("change", function (event) {
       var control = event.target.getAttribute("data-control");
       if (control === "stage") self.stage = event.target.value;
-      if (control === "tokens") self.count = Number(event.target.value);
-      self.selected = null;
+      else if (control === "tokens") self.count = Number(event.target.value);
+      else return;
       self.draw(control === "tokens");
-    });
+    }, true);
     reset.addEventListener("click", function () {
       self.reset();
       self.controls.querySelector('[data-control="tokens"]').value = String(self.count);
       self.draw(true);
     });
-    // "input" as the reader types; "change" too, for a value set by a script or a test.
     ["input", "change"].forEach(function (type) {
-      self.embeddings.addEventListener(type, function (event) { self.edit(event.target); });
+      self.embeddings.addEventListener(type, function (event) { self.edit(event.target); }, true);
     });
     this.embeddings.addEventListener("focusin", function (event) {
       if (event.target.hasAttribute("data-dim")) {
@@ -118,15 +120,23 @@
   // An embedding value or a token's label was typed.
   Playground.prototype.edit = function (input) {
     var token = Number(input.dataset.token);
+    var words = this.words, labels = this.labels;
     if (input.hasAttribute("data-label")) {
-      this.labels[token] = input.value;
+      if (labels[token] === input.value) return; // "change" after "input": done already
+      labels[token] = input.value;
+      this.embeddings.querySelectorAll('[data-dim][data-token="' + token + '"]').forEach(function (field) {
+        field.setAttribute("aria-label", fill(words.value_of, { token: labels[token], dim: Number(field.dataset.dim) + 1 }));
+      });
     } else {
       var value = input.value.trim() === "" ? NaN : Number(input.value);
-      var valid = isFinite(value);
+      var valid = isFinite(value) && Math.abs(value) <= this.data.limit;
       input.setAttribute("aria-invalid", String(!valid));
-      input.title = valid ? "" : this.words.invalid;
-      if (!valid) return;
-      this.values[token][Number(input.dataset.dim)] = value;
+      input.title = valid ? "" : fill(words.invalid, { limit: this.data.limit });
+      var dim = Number(input.dataset.dim);
+      // Nothing to redraw for "change" after "input" (a redraw would replace the cell that
+      // the reader is clicking, as the field loses the focus).
+      if (!valid || this.values[token][dim] === value) return;
+      this.values[token][dim] = value;
       if (this.focused.token === token) this.drawSlider();
     }
     this.draw(false);
@@ -142,7 +152,8 @@
         "aria-label": words.token + " " + (i + 1) })])];
       for (d = 0; d < dims; d++) {
         cells.push(element("td", {}, [element("input", {
-          type: "number", step: "0.01", value: String(this.values[i][d]), "data-token": i, "data-dim": d,
+          type: "number", step: "0.01", min: -this.data.limit, max: this.data.limit,
+          value: String(this.values[i][d]), "data-token": i, "data-dim": d,
           "aria-label": fill(words.value_of, { token: this.labels[i], dim: d + 1 }) })]));
       }
       rows.push(element("tr", {}, cells));
@@ -216,11 +227,14 @@
       results.push(this.matrix("context", null, this.result.context, words.joined, dims));
     }
     this.results.replaceChildren.apply(this.results, results);
-    var cell = this.selected && this.cell(this.selected.head, this.selected.row, this.selected.col);
-    if (cell) this.choose(cell);
+    // The selected weight stays selected, in head 1 when the stage has heads, if it is still
+    // there; its arithmetic is updated, not announced again (the reader is typing).
+    var selected = this.selected, cell = null;
+    if (selected) cell = this.cell(many ? selected.head || "0" : null, selected.row, selected.col);
+    if (cell) this.choose(cell, false);
     else {
       this.selected = null;
-      this.explanation.textContent = words.hint;
+      if (this.explanation.textContent !== words.hint) this.explanation.textContent = words.hint;
     }
     // One tab stop per weights table: its selected cell, else its first.
     this.results.querySelectorAll(".playground-weights").forEach(function (table) {
@@ -250,8 +264,8 @@
     this.cell(cell.getAttribute("data-head"), row, col).focus();
   };
 
-  // Show the arithmetic behind one weight, with the actual numbers.
-  Playground.prototype.choose = function (cell) {
+  // Show the arithmetic behind one weight; announce it unless `announce` is false.
+  Playground.prototype.choose = function (cell, announce) {
     var words = this.words, head = cell.getAttribute("data-head");
     var row = Number(cell.dataset.row), col = Number(cell.dataset.col);
     this.results.querySelectorAll('[data-matrix="weights"]').forEach(function (other) {
@@ -277,7 +291,8 @@
         lines.push([fill(words.explain_scale, { d: found.keys[0].length }), false]);
         lines.push([fixed(steps.score) + " / " + fixed(steps.scale) + " = " + fixed(steps.scaled), true]);
       }
-      var shift = steps.max > 700 ? steps.max : 0; // e^710 is beyond a float64
+      // Large scores: subtract the row's largest, as softmax does, so exp stays readable.
+      var shift = Math.abs(steps.max) > 20 ? steps.max : 0;
       var visible = steps.row.filter(function (s) { return s !== -Infinity; });
       var exp = function (s) { return "exp(" + fixed(s - shift) + ")"; };
       lines.push([fill(shift ? words.explain_softmax_shifted : words.explain_softmax,
@@ -286,6 +301,7 @@
         fixed(Math.exp(steps.scaled - shift)) + " / " + fixed(steps.total * Math.exp(steps.max - shift)) +
         " = " + fixed(steps.weight), true]);
     }
+    this.explanation.setAttribute("aria-live", announce === false ? "off" : "polite");
     this.explanation.replaceChildren.apply(this.explanation, lines.map(function (line) {
       return element("p", { "class": line[1] ? "playground-math" : null }, [line[0]]);
     }));

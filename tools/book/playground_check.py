@@ -1,0 +1,186 @@
+"""The playground's JavaScript held to the package, and its default view to the chapters.
+
+`verify` runs ``attention.js`` in Node (`run_node`) on the default input and on random ones,
+beside the package's own functions and classes on the same input (`book.playground.
+reference`), and reports every difference beyond float32 rounding with its stage and input.
+`check_defaults` holds the default view, as the page shows it and as the package computes
+it, to what the chapters print for the same stage. `python -m book check` runs both; the
+build runs `verify` before it writes anything.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import nbformat
+import torch
+from torch import Tensor
+
+from book import ROOT, BookError, expectations, source
+from book.executor import execute
+from book.playground import (
+    LIMIT,
+    MATRICES,
+    MAX_TOKENS,
+    MODULE,
+    STAGES,
+    format_value,
+    heads,
+    page_data,
+    reference,
+)
+from book.typeset import node_executable
+
+# Where a chapter prints a stage's matrix for the book's input: (stage, matrix) -> chapter.
+PRINTED = {
+    ("3.3", "scores"): "chapter-3/02-simple-self-attention.py",
+    ("3.3", "weights"): "chapter-3/02-simple-self-attention.py",
+    ("3.3", "context"): "chapter-3/02-simple-self-attention.py",
+    ("3.4", "weights"): "chapter-3/04-causal-attention.py",  # 3.5.1 starts from them
+    ("3.4", "context"): "chapter-3/03-trainable-self-attention.py",
+    ("3.5", "scores"): "chapter-3/04-causal-attention.py",
+    ("3.5", "weights"): "chapter-3/04-causal-attention.py",
+    ("3.6", "context"): "chapter-3/05-multi-head-attention.py",
+}
+
+# torch.testing.assert_close's tolerances: float32's for the page's own numbers, which the
+# package computes in float32; float64's for the same weights as exact doubles.
+TOLERANCE = {torch.float32: (1.3e-6, 1e-5), torch.float64: (1e-7, 1e-7)}
+
+_PRINTED_NUMBER = re.compile(r"-?inf|-?\d+\.\d+")  # what torch prints of a float tensor
+
+_RUN = """
+const attention = require(process.argv[1]);
+const cases = JSON.parse(require("fs").readFileSync(0, "utf8"));
+const results = cases.map((c) => attention.attend(c.stage, c.inputs, c.heads));
+// JSON has no -Infinity or NaN: they travel as strings, which Python's float() reads.
+const text = (k, v) => (typeof v === "number" && !isFinite(v) ? String(v) : v);
+process.stdout.write(JSON.stringify(results, text));
+"""
+
+
+def run_node(cases: list[dict], module: Path = MODULE) -> list[dict]:
+    """`attend` of the JavaScript ``module`` for each case (stage, inputs, heads), in Node."""
+    try:
+        done = subprocess.run(
+            [node_executable(), "-e", _RUN, str(module.resolve())],
+            input=json.dumps(cases),
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+        )
+    except FileNotFoundError:
+        raise BookError("node was not found: install the docs dependency group") from None
+    if done.returncode:
+        raise BookError(f"{module.name} failed in Node:\n{done.stderr.strip()}")
+    return json.loads(done.stdout)
+
+
+def _differences(found: dict, expected: dict, dtype: torch.dtype) -> list[str]:
+    rtol, atol = TOLERANCE[dtype]
+    problems = []
+    if len(found["heads"]) != len(expected["heads"]):
+        return [f"{len(found['heads'])} head(s), not {len(expected['heads'])}"]
+    pairs = [("", found["context"], expected["context"])]
+    for h, (mine, theirs) in enumerate(zip(found["heads"], expected["heads"], strict=True)):
+        pairs += [(f"head {h} {m}", mine[m], theirs[m]) for m in MATRICES]
+    for name, mine, theirs in pairs:
+        js = torch.tensor(
+            [[float(v) for v in row] for row in mine], dtype=torch.float64
+        )  # "-Infinity" and "NaN" arrive as strings
+        ours = theirs.to(torch.float64)
+        if js.shape != ours.shape:
+            problems.append(
+                f"{name or 'context'}: shape {tuple(js.shape)}, not {tuple(ours.shape)}"
+            )
+            continue
+        bad = ~torch.isclose(js, ours, rtol=rtol, atol=atol)
+        for i, j in bad.nonzero().tolist()[:3]:
+            problems.append(
+                f"{name or 'context'}[{i}][{j}] is {js[i, j].item():.9g} in JavaScript, "
+                f"{ours[i, j].item():.9g} in the package ({str(dtype).removeprefix('torch.')})"
+            )
+    return problems
+
+
+def random_inputs(rng: random.Random, spread: float) -> list[list[float]]:
+    """2 to `MAX_TOKENS` tokens of three values in [-spread, spread], two decimals each."""
+    count = rng.randint(2, MAX_TOKENS)
+    return [[round(rng.uniform(-spread, spread), 2) for _ in range(3)] for _ in range(count)]
+
+
+def verify(count: int = 50, seed: int = 0, module: Path = MODULE) -> list[str]:
+    """Every difference between the JavaScript module and the package, stage and input named.
+
+    Per stage: the default input and ``count`` random inputs of 2 to 8 tokens with values
+    that the page takes (within `LIMIT`), against the package in float32 with the page's
+    weights; the same inputs and ``count`` more within 20, against float64 with the exact
+    weights.
+    """
+    rng = random.Random(seed)
+    default = page_data()["inputs"]
+    cases: list[tuple[str, list[list[float]], torch.dtype]] = []
+    for stage in STAGES:
+        typed = [default, *(random_inputs(rng, LIMIT) for _ in range(count))]
+        wide = [random_inputs(rng, 20.0) for _ in range(count)]
+        cases += [(stage, x, torch.float32) for x in typed]
+        cases += [(stage, x, torch.float64) for x in typed + wide]
+    results = run_node(
+        [
+            {"stage": s, "inputs": x, "heads": heads(s, exact=dtype == torch.float64)}
+            for s, x, dtype in cases
+        ],
+        module,
+    )
+    problems = []
+    for (stage, x, dtype), found in zip(cases, results, strict=True):
+        for problem in _differences(found, reference(stage, x, dtype), dtype):
+            problems.append(f"playground stage {stage}, input {json.dumps(x)}: {problem}")
+    return problems
+
+
+def stated_runs(uri: str) -> list[list[str]]:
+    """The numbers of each ``# Out:`` block of an English chapter (which ``book check``
+    holds to what the chapter prints)."""
+    chapter = source.read(ROOT / "docs" / "en" / uri)
+    texts = ["\n".join(cell.expected) for cell in chapter.code if cell.expected is not None]
+    return [_PRINTED_NUMBER.findall(text) for text in texts]
+
+
+def _printed_runs(uri: str) -> list[list[str]]:
+    """The numbers of each output of an executed English chapter, as printed."""
+    notebook = nbformat.read(execute(ROOT / "docs" / "en" / uri)[0], as_version=4)
+    texts = [expectations.output_text(cell) for cell in notebook["cells"]]
+    return [_PRINTED_NUMBER.findall(text) for text in texts]
+
+
+def check_defaults(printed: Callable[[str], list[list[str]]] | None = None) -> list[str]:
+    """Each matrix in `PRINTED`, for the book's input, as the page shows it (the JavaScript,
+    to four decimals) and as the package computes it, must be a run of numbers that its
+    chapter prints, in order, as torch prints them."""
+    printed = printed or _printed_runs
+    default = page_data()["inputs"]
+    pages = run_node([{"stage": s, "inputs": default, "heads": heads(s)} for s in STAGES])
+    shown = dict(zip(STAGES, pages, strict=True))
+    problems = []
+    for (stage, matrix), uri in PRINTED.items():
+        package = reference(stage, default, torch.float32)
+        for who, result in (("page", shown[stage]), ("package", package)):
+            values = result["context"] if matrix == "context" else result["heads"][0][matrix]
+            rows = values.tolist() if isinstance(values, Tensor) else values
+            ours = [format_value(float(v)) for row in rows for v in row]
+            if not any(_contains(run, ours) for run in printed(uri)):
+                problems.append(
+                    f"playground stage {stage}: the {who}'s default {matrix} "
+                    f"({' '.join(ours[:4])} ...) is printed by no output of docs/en/{uri}"
+                )
+    return problems
+
+
+def _contains(run: list[str], part: list[str]) -> bool:
+    return any(run[i : i + len(part)] == part for i in range(len(run) - len(part) + 1))
