@@ -105,5 +105,32 @@
     };
   }
 
-  return { STAGES: STAGES, attend: attend, explain: explain, softmax: softmax, matmul: matmul };
+  // A value as the page shows it: four decimals, "-inf" for a hidden score.
+  function fixed(value) {
+    return value === -Infinity ? "-inf" : value.toFixed(4);
+  }
+
+  // The arithmetic of `explain` as three lines of numbers, in no language: the dot product
+  // term by term, the division by sqrt(d_k) (null where the stage does not scale), and the
+  // softmax of the row, with the largest score subtracted when it is large (`shift`).
+  function formulas(steps, names, projected) {
+    var v = projected ? ["q", "k"] : ["x", "x"];
+    var shift = Math.abs(steps.max) > 20 ? steps.max : 0;
+    var exp = function (s) { return "exp(" + fixed(s - shift) + ")"; };
+    var visible = steps.row.filter(function (s) { return s !== -Infinity; });
+    return {
+      score: v[0] + "(" + names.query + ") · " + v[1] + "(" + names.key + ") = " +
+        steps.terms.map(function (t) { return fixed(t[0]) + " × " + fixed(t[1]); }).join(" + ") +
+        " = " + fixed(steps.score),
+      scale: steps.scale === 1 ? null :
+        fixed(steps.score) + " / " + fixed(steps.scale) + " = " + fixed(steps.scaled),
+      shift: shift,
+      softmax: exp(steps.scaled) + " / (" + visible.map(exp).join(" + ") + ") = " +
+        fixed(Math.exp(steps.scaled - shift)) + " / " + fixed(steps.total * Math.exp(steps.max - shift)) +
+        " = " + fixed(steps.weight),
+    };
+  }
+
+  return { STAGES: STAGES, attend: attend, explain: explain, formulas: formulas, fixed: fixed,
+           softmax: softmax, matmul: matmul };
 });

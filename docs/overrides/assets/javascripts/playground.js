@@ -17,9 +17,7 @@
     return node;
   }
 
-  function fixed(value) {
-    return value === -Infinity ? "-inf" : value.toFixed(4);
-  }
+  var fixed = math.fixed;
 
   function fill(template, values) {
     return template.replace(/\{(\w+)\}/g, function (_, key) { return values[key]; });
@@ -282,24 +280,11 @@
     if (steps.hidden) {
       lines.push([fill(words.explain_hidden, names), false]);
     } else {
-      var v = math.STAGES[this.stage].projected ? ["q", "k"] : ["x", "x"];
-      lines.push([fill(words.explain_score, names), false]);
-      lines.push([v[0] + "(" + names.query + ") · " + v[1] + "(" + names.key + ") = " +
-        steps.terms.map(function (t) { return fixed(t[0]) + " × " + fixed(t[1]); }).join(" + ") +
-        " = " + fixed(steps.score), true]);
-      if (steps.scale !== 1) {
-        lines.push([fill(words.explain_scale, { d: found.keys[0].length }), false]);
-        lines.push([fixed(steps.score) + " / " + fixed(steps.scale) + " = " + fixed(steps.scaled), true]);
-      }
-      // Large scores: subtract the row's largest, as softmax does, so exp stays readable.
-      var shift = Math.abs(steps.max) > 20 ? steps.max : 0;
-      var visible = steps.row.filter(function (s) { return s !== -Infinity; });
-      var exp = function (s) { return "exp(" + fixed(s - shift) + ")"; };
-      lines.push([fill(shift ? words.explain_softmax_shifted : words.explain_softmax,
-        { query: names.query, max: fixed(shift) }), false]);
-      lines.push([exp(steps.scaled) + " / (" + visible.map(exp).join(" + ") + ") = " +
-        fixed(Math.exp(steps.scaled - shift)) + " / " + fixed(steps.total * Math.exp(steps.max - shift)) +
-        " = " + fixed(steps.weight), true]);
+      var shown = math.formulas(steps, names, math.STAGES[this.stage].projected);
+      lines.push([fill(words.explain_score, names), false], [shown.score, true]);
+      if (shown.scale) lines.push([fill(words.explain_scale, { d: found.keys[0].length }), false], [shown.scale, true]);
+      lines.push([fill(shown.shift ? words.explain_softmax_shifted : words.explain_softmax,
+        { query: names.query, max: fixed(shown.shift) }), false], [shown.softmax, true]);
     }
     this.explanation.setAttribute("aria-live", announce === false ? "off" : "polite");
     this.explanation.replaceChildren.apply(this.explanation, lines.map(function (line) {
