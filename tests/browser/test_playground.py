@@ -92,6 +92,11 @@ def assert_shows(page, result: dict, where: str) -> None:
         assert abs(float(text) - value) <= SHOWN, f"{where}: {key} shows {text}, not {value:.6f}"
 
 
+def book_inputs(page) -> list[list[float]]:
+    """The book's embeddings, as the page received them from the build (the package's)."""
+    return json.loads(page.text_content("script.playground-data"))["inputs"]
+
+
 def open_playground(context, base_url: str, language: str):
     page = context.new_page()
     errors: list[str] = []
@@ -285,32 +290,10 @@ def test_the_keyboard_reaches_and_changes_every_control(context, base_url):
     page.focus('input[data-token="1"][data-dim="0"]')
     page.keyboard.press("Control+A")
     page.keyboard.type("1.5")
-    (result,) = package_results(
-        [
-            {
-                "stage": "3.4",
-                "inputs": [
-                    [0.43, 0.15, 0.89],
-                    [1.5, 0.87, 0.66],
-                    [0.57, 0.85, 0.64],
-                    [0.22, 0.58, 0.33],
-                    [0.77, 0.25, 0.10],
-                    [0.05, 0.80, 0.55],
-                ],
-            }
-        ]
-    )
+    inputs = book_inputs(page)
+    inputs[1][0] = 1.5
+    (result,) = package_results([{"stage": "3.4", "inputs": inputs}])
     assert_shows(page, result, "typed from the keyboard")
-
-
-BOOK = [
-    [0.43, 0.15, 0.89],
-    [0.55, 0.87, 0.66],
-    [0.57, 0.85, 0.64],
-    [0.22, 0.58, 0.33],
-    [0.77, 0.25, 0.10],
-    [0.05, 0.80, 0.55],
-]
 
 
 def _taken(typed: str, before: float) -> float:
@@ -338,12 +321,13 @@ def test_a_value_that_the_page_does_not_take_is_refused_and_said_so(context, bas
     assert field.get_attribute("title") == "Type a number from -5 to 5."
     assert (field.get_attribute("min"), field.get_attribute("max")) == ("-5", "5")
     # The matrices keep the last value the page took: "5" of "5.01", "1" of "1e9".
-    inputs = [[_taken(typed, 0.43), *BOOK[0][1:]], *BOOK[1:]]
+    book = book_inputs(page)
+    inputs = [[_taken(typed, book[0][0]), *book[0][1:]], *book[1:]]
     (result,) = package_results([{"stage": "3.3", "inputs": inputs}])
     assert_shows(page, result, f"after typing {typed!r}")
     page.fill('input[data-token="0"][data-dim="0"]', "-5")
     assert field.get_attribute("aria-invalid") == "false"
-    (result,) = package_results([{"stage": "3.3", "inputs": [[-5, *BOOK[0][1:]], *BOOK[1:]]}])
+    (result,) = package_results([{"stage": "3.3", "inputs": [[-5, *book[0][1:]], *book[1:]]}])
     assert_shows(page, result, "after -5")
 
 
@@ -361,26 +345,14 @@ def test_a_script_that_sets_values_without_bubbling_events_is_heard(context, bas
           set('input[data-token="2"][data-dim="1"]', "-1.25", "input");
         }"""
     )
-    inputs = [[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [0.57, -1.25, 0.64]]
+    book = book_inputs(page)
+    inputs = [book[0], book[1], [book[2][0], -1.25, book[2][2]]]
     (result,) = package_results([{"stage": "3.5", "inputs": inputs}])
     assert_shows(page, result, "set by a script")
     page.click('[data-control="reset"]')
-    (book,) = package_results(
-        [
-            {
-                "stage": "3.5",
-                "inputs": [
-                    *inputs[:2],
-                    [0.57, 0.85, 0.64],
-                    [0.22, 0.58, 0.33],
-                    [0.77, 0.25, 0.10],
-                    [0.05, 0.80, 0.55],
-                ],
-            }
-        ]
-    )
+    (reset,) = package_results([{"stage": "3.5", "inputs": book}])
     assert page.input_value('[data-control="tokens"]') == "6"
-    assert_shows(page, book, "after reset")
+    assert_shows(page, reset, "after reset")
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
@@ -519,3 +491,28 @@ def test_the_interface_speaks_each_language(context, base_url, language):
         words["explain_scale"].format(d=2),
         words["explain_softmax"].format(**names),
     ]
+
+
+def test_values_typed_key_by_key_then_a_new_stage_show_the_package(context, base_url):
+    # Unlike the other cases: every value typed a key at a time, three decimals, labels
+    # renamed, seven tokens, and the stage chosen after the values.
+    page = open_playground(context, base_url, "zh")
+    rng = random.Random("key by key")
+    page.select_option('[data-control="tokens"]', "7")
+    inputs = [[round(rng.uniform(-3, 3), 3) for _ in range(3)] for _ in range(7)]
+    for i, row in enumerate(inputs):
+        page.fill(f'input[data-label][data-token="{i}"]', f"t{i}")
+        for d, value in enumerate(row):
+            page.focus(f'input[data-token="{i}"][data-dim="{d}"]')
+            page.keyboard.press("Control+A")
+            page.keyboard.press("Backspace")
+            page.keyboard.type(str(value))
+    for stage in ("3.6", "3.4"):
+        page.select_option('[data-control="stage"]', stage)
+        (result,) = package_results([{"stage": stage, "inputs": inputs}])
+        assert_shows(page, result, f"typed key by key, {stage}")
+    rows = page.eval_on_selector_all(
+        ".playground-scores tbody th", "all => all.map(h => h.textContent)"
+    )
+    assert rows == [f"t{i}" for i in range(7)]
+    assert page.errors == []

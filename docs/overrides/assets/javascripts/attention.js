@@ -1,7 +1,7 @@
 /* The arithmetic of the playground page: chapter 3's attention, on a few tokens, in plain
    JavaScript numbers (float64). The page runs it on every change; the build runs it in Node
-   beside the package on the same inputs (tools/book/playground.py), so what the page shows
-   is what `attention_mechanisms` computes, to float32 rounding.
+   beside the package on the same inputs (tools/book/playground_check.py), so what the page
+   shows is what `attention_mechanisms` computes, to float32 rounding.
 
    A matrix is an array of rows. `x` is (T, d_in): one row per token. Weights are given as
    the book writes them, (d_in, d_out), so that queries = x @ W_query. */
