@@ -1,13 +1,19 @@
 """Attention mechanisms in PyTorch, written to be read.
 
 One module per section of chapter 3 of *Build a Large Language Model (From Scratch)*, with
-the book's class names, constructor signatures and parameter names.
+the book's class names, constructor signatures and parameter names; and one per idea of the
+attention in today's LLMs (grouped-query, sliding-window, rotary and latent attention), with
+the names and signatures of the book's bonus material.
 """
 
 from .causal import CausalAttention
 from .functional import causal_mask, scaled_dot_product_attention
 from .fused import FusedMultiHeadAttention, KVCache
+from .grouped_query import GroupedQueryAttention
+from .latent import MultiHeadLatentAttention
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper
+from .positions import position_hide_mask
+from .rope import apply_rope, compute_rope_params
 from .self_attention import SelfAttention_v1, SelfAttention_v2
 from .simple import (
     attention_scores,
@@ -22,23 +28,30 @@ from .simple import (
     softmax_naive,
     softmax_stable,
 )
+from .sliding_window import MultiHeadAttentionWithSWA
 from .tiled import tiled_attention
 
 __all__ = [
     "CausalAttention",
     "FusedMultiHeadAttention",
+    "GroupedQueryAttention",
     "KVCache",
     "MultiHeadAttention",
+    "MultiHeadAttentionWithSWA",
     "MultiHeadAttentionWrapper",
+    "MultiHeadLatentAttention",
     "SelfAttention_v1",
     "SelfAttention_v2",
+    "apply_rope",
     "attention_scores",
     "attention_scores_loop",
     "attention_weights",
     "causal_mask",
+    "compute_rope_params",
     "context_vector",
     "context_vectors",
     "normalize_by_sum",
+    "position_hide_mask",
     "query_scores",
     "query_scores_loop",
     "scaled_dot_product_attention",

@@ -46,6 +46,23 @@ def check_heads(d_out: int, num_heads: int) -> int:
     return d_out // num_heads
 
 
+def check_groups(num_heads: int, num_kv_groups: int) -> int:
+    """Return the number of query heads per key-value group if the split is exact."""
+    if num_heads % num_kv_groups != 0:
+        raise ValueError(
+            f"num_heads must be divisible by num_kv_groups; got num_heads={num_heads}, "
+            f"num_kv_groups={num_kv_groups} (remainder {num_heads % num_kv_groups})"
+        )
+    return num_heads // num_kv_groups
+
+
+def check_flag(name: str, value: object) -> bool:
+    """Return ``value`` if it is a ``bool`` (such as ``qkv_bias``)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool; got {value!r} ({type(value).__name__})")
+    return value
+
+
 def check_floating(name: str, tensor: object) -> torch.Tensor:
     """Return ``tensor`` if it is a floating-point ``torch.Tensor``."""
     if not isinstance(tensor, torch.Tensor):

@@ -1,0 +1,156 @@
+r"""Multi-head latent attention: cache one small latent vector per token, not keys and values.
+
+Grouped-query attention shrinks the KV cache by sharing key and value heads. Multi-head
+latent attention (DeepSeek-V2, 2024; DeepSeek-V3) keeps every head distinct and compresses
+instead: each token is projected *down* to a latent vector $c$ of ``latent_dim`` numbers,
+and the keys and values of all heads are projected back *up* from it:
+
+$$
+c = X W_\text{DKV}, \qquad K = c\, W_\text{UK}, \qquad V = c\, W_\text{UV}
+$$
+
+Only $c$ is cached: ``latent_dim`` numbers per token and layer instead of the
+$2 \cdot d_\text{out}$ of a multi-head cache, a ratio of
+$\text{latent\_dim} / (2\, d_\text{out})$. The price is the up-projections, recomputed from
+the cache at every step (DeepSeek's models fold $W_\text{UK}$ into the queries to avoid
+that, and give part of each head a separate, rotated key; this class keeps the core idea
+only, as the book's bonus material does).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from .checks import check_dropout, check_flag, check_heads, check_size, check_tokens
+from .positions import append_to_cache, position_hide_mask
+
+__all__ = ["MultiHeadLatentAttention"]
+
+
+def _split_heads(x: Tensor, num_heads: int, head_dim: int) -> Tensor:
+    """``(b, T, num_heads * head_dim)`` to ``(b, num_heads, T, head_dim)``, contiguous."""
+    b, num_tokens, _ = x.shape
+    return x.view(b, num_tokens, num_heads, head_dim).transpose(1, 2).contiguous()
+
+
+class MultiHeadLatentAttention(nn.Module):
+    r"""Causal multi-head attention whose keys and values come from a cached latent vector.
+
+    ``W_DKV`` projects each token down to ``latent_dim`` numbers; ``W_UK`` and ``W_UV``
+    project the latents of all tokens attended to up to the keys and values of every head;
+    from there on the computation is
+    [MultiHeadAttention][attention_mechanisms.multihead.MultiHeadAttention]'s. With
+    ``use_cache=True`` the module caches the latents, ``(b, S, latent_dim)``, and nothing else.
+
+    Parameters are created in the order of the book's bonus class (``W_query``, ``W_DKV``,
+    ``W_UK``, ``W_UV``, ``out_proj``), so seeded results carry over bit for bit.
+
+    Shape notation:
+        - ``b``: batch size (optional); ``T``: number of new tokens
+        - ``S``: number of keys attended to (``T``, plus cached tokens with ``use_cache``)
+        - ``h``: ``num_heads``; ``d_head``: ``d_out // num_heads``; ``r``: ``latent_dim``
+
+    Args:
+        d_in: Size of each input embedding.
+        d_out: Size of the output, split evenly across the heads.
+        dropout: Probability in ``[0, 1)`` of zeroing each attention weight in training.
+        num_heads: Number of heads; must divide ``d_out``.
+        qkv_bias: Give ``W_query``, ``W_DKV``, ``W_UK`` and ``W_UV`` a bias term
+            (``out_proj`` always has one).
+        latent_dim: Size of the cached latent vector; ``None`` picks
+            ``max(16, d_out // 8)``, as the bonus material does.
+
+    Raises:
+        TypeError: If a size is not an int, ``dropout`` is not a number, or ``qkv_bias`` is
+            not a bool.
+        ValueError: If a size is not positive, ``d_out`` is not divisible by ``num_heads``,
+            or ``dropout`` is outside ``[0, 1)``.
+
+    Example:
+        >>> mla = MultiHeadLatentAttention(768, 768, 0.0, num_heads=12)
+        >>> mla.latent_dim, mla.latent_dim / (2 * 768)  # of a multi-head cache
+        (96, 0.0625)
+    """
+
+    cache_c_kv: Tensor | None
+
+    def __init__(
+        self,
+        d_in: int,
+        d_out: int,
+        dropout: float,
+        num_heads: int,
+        qkv_bias: bool = False,
+        latent_dim: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.d_in = check_size("d_in", d_in)
+        self.d_out = check_size("d_out", d_out)
+        self.num_heads = check_size("num_heads", num_heads)
+        self.head_dim = check_heads(d_out, num_heads)
+        self.latent_dim = (
+            max(16, d_out // 8) if latent_dim is None else check_size("latent_dim", latent_dim)
+        )
+        bias = check_flag("qkv_bias", qkv_bias)
+        self.W_query = nn.Linear(d_in, d_out, bias=bias)  # per-head queries, as before
+        self.W_DKV = nn.Linear(d_in, self.latent_dim, bias=bias)  # down: token to latent
+        self.W_UK = nn.Linear(self.latent_dim, d_out, bias=bias)  # up: latent to keys
+        self.W_UV = nn.Linear(self.latent_dim, d_out, bias=bias)  # up: latent to values
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(check_dropout("dropout", dropout))
+        self.register_buffer("cache_c_kv", None, persistent=False)
+        self.ptr_current_pos = 0
+
+    def forward(self, x: Tensor, use_cache: bool = False) -> Tensor:
+        """Attend causally with keys and values rebuilt from the latents of all tokens.
+
+        Args:
+            x: ``(T, d_in)`` or ``(b, T, d_in)``, floating point: the whole sequence, or with
+                ``use_cache=True`` the tokens that follow the cached ones.
+            use_cache: Append this call's latents to the cache and attend to all cached
+                tokens; ``False`` empties the cache and attends within ``x`` alone.
+
+        Returns:
+            ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
+
+        Raises:
+            TypeError: If ``x`` is not a floating-point tensor or ``use_cache`` not a bool.
+            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, or
+                with ``use_cache`` it does not continue the cached batch.
+        """
+        x = check_tokens(x, self.d_in)
+        xb = x if x.dim() == 3 else x.unsqueeze(0)  # (b, T, d_in): one sequence is a batch of 1
+        b, num_tokens, _ = xb.shape
+        queries = self.W_query(xb)  # (b, T, d_out)
+        latent = self.W_DKV(xb)  # (b, T, r): all that the cache keeps
+        start = self.ptr_current_pos if check_flag("use_cache", use_cache) else 0
+        if use_cache:
+            latent = self._append(latent)  # (b, S, r)
+        else:
+            self.reset_cache()
+        keys = self.W_UK(latent)  # (b, S, d_out)
+        values = self.W_UV(latent)  # (b, S, d_out)
+        queries = _split_heads(queries, self.num_heads, self.head_dim)  # (b, h, T, d_head)
+        keys = _split_heads(keys, self.num_heads, self.head_dim)  # (b, h, S, d_head)
+        values = _split_heads(values, self.num_heads, self.head_dim)  # (b, h, S, d_head)
+        attn_scores = torch.matmul(queries, keys.transpose(-2, -1))  # (b, h, T, S)
+        mask_bool = position_hide_mask(start, num_tokens, 0, keys.shape[2], device=x.device)
+        attn_scores.masked_fill_(mask_bool, -torch.inf)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        attn_weights = self.dropout(attn_weights)  # only in training mode
+        context_vec: Tensor = (attn_weights @ values).transpose(1, 2)  # (b, T, h, d_head)
+        context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)  # (b, T, d_out)
+        context_vec = self.out_proj(context_vec)
+        return context_vec if x.dim() == 3 else context_vec.squeeze(0)
+
+    def _append(self, latent: Tensor) -> Tensor:
+        """Add the new tokens' latents to the cache; return the whole cache."""
+        self.cache_c_kv = append_to_cache(self.cache_c_kv, latent, 1, "latent")
+        self.ptr_current_pos += latent.shape[1]
+        return self.cache_c_kv
+
+    def reset_cache(self) -> None:
+        """Forget the cached latents: the next cached call starts at position 0."""
+        self.cache_c_kv = None
+        self.ptr_current_pos = 0

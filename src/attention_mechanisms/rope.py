@@ -1,0 +1,153 @@
+r"""Rotary position embeddings (RoPE): position as a rotation of queries and keys.
+
+GPT-2 adds a learned position vector to each token embedding before the first layer.
+Llama, Qwen, Mistral, Gemma and DeepSeek instead *rotate* each query and key inside every
+attention layer, by an angle proportional to its position (Su et al., 2021). A head's
+``head_dim`` features are paired, feature $k$ with feature $k + d/2$ (the layout of the
+Llama and Qwen code and of the book's bonus material), and pair $k$ of the token at
+position $m$ is rotated by the angle $m\,\theta_k$:
+
+$$
+\theta_k = \text{theta\_base}^{-2k/d}, \quad k = 0, \dots, d/2 - 1, \qquad
+x' = x \cos(m\theta) + \operatorname{rotate\_half}(x) \sin(m\theta)
+$$
+
+where $\operatorname{rotate\_half}(x) = (-x_{d/2:}, x_{:d/2})$. Because a rotation by
+$m\theta$ followed by the inverse of one by $n\theta$ is a rotation by $(m - n)\theta$, the
+score between a query at position $m$ and a key at position $n$ depends on the tokens and
+on $m - n$ only: attention sees relative positions. Values are not rotated, and rotations
+keep each vector's length.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import torch
+from torch import Tensor
+
+from .checks import check_floating, check_size
+
+__all__ = ["apply_rope", "compute_rope_params"]
+
+
+def compute_rope_params(
+    head_dim: int,
+    theta_base: float = 10_000,
+    context_length: int = 4096,
+    dtype: torch.dtype = torch.float32,
+) -> tuple[Tensor, Tensor]:
+    r"""Cosines and sines of the rotation angles for every position and feature.
+
+    Args:
+        head_dim: Features per head, $d$; must be even (features rotate in pairs).
+        theta_base: Base of the angles; pair $k$ turns by ``theta_base ** (-2k / head_dim)``
+            radians per position. Llama 2 uses 10,000; Llama 3 500,000.
+        context_length: Number of positions to precompute.
+        dtype: Type of the positions and exponents, as in the book's bonus code.
+
+    Returns:
+        ``(cos, sin)``, each ``(context_length, head_dim)`` float32. Row $m$ holds
+        $\cos(m\theta)$ and $\sin(m\theta)$ with the $d/2$ angles written twice, once for
+        each half of the features.
+
+    Raises:
+        TypeError: If a size is not an int or ``theta_base`` is not a number.
+        ValueError: If a size is not positive, ``head_dim`` is odd, or ``theta_base`` is
+            not above 1.
+
+    Example:
+        >>> cos, sin = compute_rope_params(head_dim=4, context_length=3)
+        >>> cos
+        tensor([[ 1.0000,  1.0000,  1.0000,  1.0000],
+                [ 0.5403,  0.9999,  0.5403,  0.9999],
+                [-0.4161,  0.9998, -0.4161,  0.9998]])
+    """
+    head_dim = check_size("head_dim", head_dim)
+    context_length = check_size("context_length", context_length)
+    if head_dim % 2 != 0:
+        raise ValueError(
+            f"head_dim must be even: RoPE rotates features in pairs; got head_dim={head_dim}"
+        )
+    if isinstance(theta_base, bool) or not isinstance(theta_base, numbers.Real):
+        raise TypeError(f"theta_base must be a number above 1; got {theta_base!r}")
+    if not theta_base > 1:
+        raise ValueError(f"theta_base must be a number above 1; got {theta_base}")
+    exponents = torch.arange(0, head_dim, 2, dtype=dtype)[: head_dim // 2].float() / head_dim
+    inv_freq = 1.0 / (theta_base**exponents)  # (d/2,): theta_k, radians per position
+    positions = torch.arange(context_length, dtype=dtype)  # (context_length,)
+    angles = positions.unsqueeze(1) * inv_freq.unsqueeze(0)  # (context_length, d/2): m theta_k
+    angles = torch.cat([angles, angles], dim=1)  # (context_length, d): one per half
+    return torch.cos(angles), torch.sin(angles)
+
+
+def apply_rope(x: Tensor, cos: Tensor, sin: Tensor, offset: int = 0) -> Tensor:
+    r"""Rotate each pair of features of ``x`` by its position's angle.
+
+    Apply it to queries and keys, after the split into heads and before the scores; never to
+    values. With a KV cache the new tokens do not start at position 0: pass the number of
+    cached tokens as ``offset``.
+
+    Shape notation:
+        - ``b``: batch size; ``h``: heads; ``T``: tokens; ``d``: ``head_dim``
+        - ``N``: positions precomputed by ``compute_rope_params``
+
+    Args:
+        x: ``(b, h, T, d)``, floating point; ``d`` even.
+        cos: ``(N, d)`` from ``compute_rope_params``.
+        sin: ``(N, d)`` from ``compute_rope_params``.
+        offset: Position of the first token of ``x``; ``offset + T <= N``.
+
+    Returns:
+        ``(b, h, T, d)`` in the dtype of ``x``: token ``t`` rotated as position
+        ``offset + t``.
+
+    Raises:
+        TypeError: If ``x``, ``cos`` or ``sin`` is not a floating-point tensor, or
+            ``offset`` is not an int.
+        ValueError: If the shapes do not fit, ``offset`` is negative, or the positions run
+            past ``N``.
+
+    Example:
+        >>> cos, sin = compute_rope_params(head_dim=2, context_length=4)
+        >>> x = torch.tensor([1.0, 0.0]).expand(1, 1, 4, 2)  # one vector at positions 0-3
+        >>> apply_rope(x, cos, sin)[0, 0]  # turned by 0, 1, 2, 3 radians
+        tensor([[ 1.0000,  0.0000],
+                [ 0.5403,  0.8415],
+                [-0.4161,  0.9093],
+                [-0.9900,  0.1411]])
+    """
+    num_tokens, head_dim = _check_rope_inputs(x, cos, sin, offset)
+    x1 = x[..., : head_dim // 2]  # (b, h, T, d/2): first feature of each pair
+    x2 = x[..., head_dim // 2 :]  # (b, h, T, d/2): second feature of each pair
+    cos = cos[offset : offset + num_tokens, :].unsqueeze(0).unsqueeze(0)  # (1, 1, T, d)
+    sin = sin[offset : offset + num_tokens, :].unsqueeze(0).unsqueeze(0)  # (1, 1, T, d)
+    rotated = torch.cat((-x2, x1), dim=-1)  # (b, h, T, d): rotate_half(x)
+    x_rotated = (x * cos) + (rotated * sin)
+    return x_rotated.to(dtype=x.dtype)
+
+
+def _check_rope_inputs(x: object, cos: object, sin: object, offset: object) -> tuple[int, int]:
+    """Return ``(T, d)`` of ``x`` if ``x``, ``cos``, ``sin`` and ``offset`` fit together."""
+    x, cos, sin = check_floating("x", x), check_floating("cos", cos), check_floating("sin", sin)
+    if x.dim() != 4 or x.shape[-1] % 2 != 0:
+        raise ValueError(
+            "x must be 4-D (batch, num_heads, num_tokens, head_dim) with an even head_dim; "
+            f"got shape {tuple(x.shape)}"
+        )
+    if cos.dim() != 2 or cos.shape != sin.shape or cos.shape[1] != x.shape[-1]:
+        raise ValueError(
+            f"cos and sin must both be (num_positions, head_dim={x.shape[-1]}) from "
+            f"compute_rope_params; got cos {tuple(cos.shape)} and sin {tuple(sin.shape)}"
+        )
+    if isinstance(offset, bool) or not isinstance(offset, numbers.Integral):
+        raise TypeError(f"offset must be an int >= 0; got {offset!r} ({type(offset).__name__})")
+    start = int(offset)
+    if start < 0:
+        raise ValueError(f"offset must be an int >= 0; got {start}")
+    if start + x.shape[2] > cos.shape[0]:
+        raise ValueError(
+            f"x covers positions {start} to {start + x.shape[2] - 1}, but cos and sin hold "
+            f"only {cos.shape[0]}; call compute_rope_params with a larger context_length"
+        )
+    return x.shape[2], x.shape[3]
