@@ -9,8 +9,11 @@ from hypothesis import strategies as st
 from attention_mechanisms import (
     CausalAttention,
     FusedMultiHeadAttention,
+    GroupedQueryAttention,
     MultiHeadAttention,
+    MultiHeadAttentionWithSWA,
     MultiHeadAttentionWrapper,
+    MultiHeadLatentAttention,
     SelfAttention_v1,
     SelfAttention_v2,
     causal_mask,
@@ -26,7 +29,8 @@ CONTEXT_LENGTH = 8
 @st.composite
 def causal_setups(draw):
     """A float64 causal module with random sizes and a random batch that fits it."""
-    kind = draw(st.sampled_from(["causal", "wrapper", "multihead", "fused"]))
+    kinds = ["causal", "wrapper", "multihead", "fused", "grouped", "window", "latent"]
+    kind = draw(st.sampled_from(kinds))
     d_in = draw(st.integers(1, 6))
     num_heads = draw(st.integers(1, 3))
     head_dim = draw(st.integers(1, 3))
@@ -37,11 +41,26 @@ def causal_setups(draw):
         module = MultiHeadAttentionWrapper(d_in, head_dim, CONTEXT_LENGTH, 0.0, num_heads)
     elif kind == "multihead":
         module = MultiHeadAttention(d_in, num_heads * head_dim, CONTEXT_LENGTH, 0.0, num_heads)
-    else:
+    elif kind == "fused":
         module = FusedMultiHeadAttention(d_in, num_heads * head_dim, CONTEXT_LENGTH, 0.0, num_heads)
+    else:
+        module = _todays_llm_attention(draw, kind, d_in, num_heads, head_dim)
     b, t = draw(st.integers(1, 3)), draw(st.integers(1, CONTEXT_LENGTH))
     x = torch.randn(b, t, d_in, dtype=torch.float64)
     return module.double(), x
+
+
+def _todays_llm_attention(draw, kind: str, d_in: int, num_heads: int, head_dim: int):
+    """One of the bonus material's classes, with a random group count, window or latent."""
+    d_out = num_heads * head_dim
+    if kind == "grouped":
+        groups = draw(st.sampled_from([g for g in range(1, num_heads + 1) if num_heads % g == 0]))
+        return GroupedQueryAttention(d_in, d_out, 0.0, num_heads, groups, qkv_bias=True)
+    if kind == "window":
+        window = draw(st.one_of(st.none(), st.integers(1, CONTEXT_LENGTH + 1)))
+        return MultiHeadAttentionWithSWA(d_in, d_out, 0.0, num_heads, sliding_window_size=window)
+    latent = draw(st.integers(1, 4))
+    return MultiHeadLatentAttention(d_in, d_out, 0.0, num_heads, qkv_bias=True, latent_dim=latent)
 
 
 @st.composite

@@ -47,7 +47,8 @@ def compute_rope_params(
         dtype: Type of the positions and exponents, as in the book's bonus code.
 
     Returns:
-        ``(cos, sin)``, each ``(context_length, head_dim)`` float32. Row $m$ holds
+        ``(cos, sin)``, each ``(context_length, head_dim)``, float32 (float64 if ``dtype``
+        is). Row $m$ holds
         $\cos(m\theta)$ and $\sin(m\theta)$ with the $d/2$ angles written twice, once for
         each half of the features.
 
