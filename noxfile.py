@@ -312,10 +312,14 @@ def browser(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmark every attention implementation; print ratios, save JSON and a plot.
 
-    `nox -s bench -- --quick` runs small shapes in seconds. Results: build/bench/.
+    benchmarks/attention.py times chapter 3's class and the fast ones; then
+    benchmarks/todays_attention.py times grouped-query and latent attention and measures
+    the caches as the context grows. `nox -s bench -- --quick` runs small shapes in seconds.
+    Results: build/bench/.
     """
     python = package_python(session)
     session.run(python, "benchmarks/attention.py", *session.posargs)
+    session.run(python, "benchmarks/todays_attention.py", *session.posargs)
 
 
 @nox.session(venv_backend="none")

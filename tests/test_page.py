@@ -18,6 +18,7 @@ WORDS = {
     "english": "Read the English page",
     "permalink": "Liên kết cố định",
     "solution": "Lời giải",
+    "whole_class": "Toàn bộ lớp",
 }
 
 
@@ -126,6 +127,17 @@ def test_a_translated_page_titles_its_solution_folds_in_its_own_language():
     assert [s.get_text() for s in soup.select("summary")] == ["Lời giải", "Solution"]
     soup, _ = edited(html, titles=("Bài tập",))
     assert [s.get_text() for s in soup.select("summary")] == ["Solution", "Solution"]
+
+
+def test_a_translated_page_titles_its_whole_class_folds_in_its_own_language():
+    html = (
+        '<h1 id="x">Lớp</h1><details class="book-whole-class"><summary>The whole class'
+        "</summary><pre>class A: ...</pre></details>"
+    )
+    soup, _ = edited(html, language="vi", titles=("Lớp",))
+    assert [s.get_text() for s in soup.select("summary")] == ["Toàn bộ lớp"]
+    soup, _ = edited(html, titles=("Lớp",))
+    assert [s.get_text() for s in soup.select("summary")] == ["The whole class"]
 
 
 def test_translated_headings_get_anchors_from_their_own_words():

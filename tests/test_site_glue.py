@@ -14,7 +14,7 @@ import pytest
 from bs4 import BeautifulSoup
 from mkdocs_jupyter.convert import nb2html
 
-from book import ROOT, executor, mkdocs_hooks, notebook_html, typeset
+from book import ROOT, BookError, executor, mkdocs_hooks, notebook_html, typeset
 
 
 @pytest.fixture(autouse=True)
@@ -98,6 +98,58 @@ def test_a_notebook_page_becomes_material_markup(rendered):
     # A cell of one language's page says which (book.lang tags it).
     assert [cell["data-lang"] for cell in soup.select(".nb-cell[data-lang]")] == ["vi"]
     assert "ba chữ a" in soup.select_one(".nb-cell[data-lang]").get_text()
+
+
+CHANGES = """
+# %%
+from torch import nn
+
+from attention_mechanisms.checks import check_dropout, check_flag, check_groups, check_heads
+from attention_mechanisms.checks import check_size, check_tokens
+from attention_mechanisms.positions import append_to_cache, position_hide_mask
+
+MARKER
+
+# %%
+print(GroupedQueryAttention(4, 8, 0.0, num_heads=4, num_kv_groups=2).group_size)
+"""
+MARKER = (  # one line in the chapter
+    '# %% include="attention_mechanisms.grouped_query.GroupedQueryAttention" '
+    'diff_from="attention_mechanisms.multihead.MultiHeadAttention"'
+)
+
+
+def test_a_class_shown_as_its_changes_shows_the_diff_then_folds_the_whole_class(tmp_path):
+    chapter = tmp_path / "changes.py"
+    chapter.write_text(textwrap.dedent(CHANGES).lstrip().replace("MARKER", MARKER), "utf-8")
+    path, _ = executor.execute(chapter)
+    soup = simplified(nb2html(str(path), no_prompt=True, custom_mathjax_url=""))
+    (group,) = soup.select(".nb-cell > .book-class-changes")
+    diff = group.select_one("div.language-diff.highlight > pre > code").get_text()
+    lines = diff.splitlines()
+    assert lines[:2] == ["--- MultiHeadAttention", "+++ GroupedQueryAttention"]
+    assert "-class MultiHeadAttention(nn.Module):" in lines
+    assert "+class GroupedQueryAttention(nn.Module):" in lines
+    assert any(line.startswith("+") and "repeat_interleave" in line for line in lines)
+    assert "Parameters are created" not in diff  # the chapter's form: no docstrings
+    assert group.select(".gd") and group.select(".gi")  # Material colours both kinds
+    fold = group.select_one("details.book-whole-class")
+    assert fold.summary.get_text() == "The whole class"
+    whole = fold.select_one("div.highlight > pre > code").get_text()
+    assert whole.startswith("class GroupedQueryAttention(nn.Module):")
+    assert "def reset_cache(self):" in whole
+    # The diff is not also left among the outputs; the next cell ran with the class defined.
+    assert [o.get_text().strip() for o in soup.select(".nb-output")] == ["2"]
+
+
+def test_diff_from_needs_an_include(tmp_path):
+    chapter = tmp_path / "bad.py"
+    chapter.write_text(
+        '# %% diff_from="attention_mechanisms.multihead.MultiHeadAttention"\nx = 1\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(BookError, match=r"line 1: diff_from= shows an included class"):
+        executor.execute(chapter)
 
 
 def test_solutions_are_folded_at_render_time(rendered):

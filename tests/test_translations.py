@@ -351,7 +351,7 @@ def test_every_language_has_a_config_a_glossary_and_a_place_in_the_switcher():
         assert _nav_files(config["nav"]) == pages, "the navigation lists the English pages"
         assert set(config["extra"]["translation"]) == {
             "source", "behind", "stale", "english", "reference", "permalink", "download",
-            "solution",
+            "solution", "whole_class",
         }  # fmt: skip
         assert "{name}" in config["extra"]["translation"]["source"]
         glossary = ROOT / "translations" / f"{language}.md"

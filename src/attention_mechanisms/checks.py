@@ -195,3 +195,29 @@ def check_new_kv(
             f"got {keys.dtype} on {keys.device}"
         )
     return keys, values
+
+
+def check_rope_inputs(x: object, cos: object, sin: object, offset: object) -> tuple[int, int]:
+    """Return ``(T, d)`` of ``x`` if ``x``, ``cos``, ``sin`` and ``offset`` fit together."""
+    x, cos, sin = check_floating("x", x), check_floating("cos", cos), check_floating("sin", sin)
+    if x.dim() != 4 or x.shape[-1] % 2 != 0:
+        raise ValueError(
+            "x must be 4-D (batch, num_heads, num_tokens, head_dim) with an even head_dim; "
+            f"got shape {tuple(x.shape)}"
+        )
+    if cos.dim() != 2 or cos.shape != sin.shape or cos.shape[1] != x.shape[-1]:
+        raise ValueError(
+            f"cos and sin must both be (num_positions, head_dim={x.shape[-1]}) from "
+            f"compute_rope_params; got cos {tuple(cos.shape)} and sin {tuple(sin.shape)}"
+        )
+    if isinstance(offset, bool) or not isinstance(offset, numbers.Integral):
+        raise TypeError(f"offset must be an int >= 0; got {offset!r} ({type(offset).__name__})")
+    start = int(offset)
+    if start < 0:
+        raise ValueError(f"offset must be an int >= 0; got {start}")
+    if start + x.shape[2] > cos.shape[0]:
+        raise ValueError(
+            f"x covers positions {start} to {start + x.shape[2] - 1}, but cos and sin hold "
+            f"only {cos.shape[0]}; call compute_rope_params with a larger context_length"
+        )
+    return x.shape[2], x.shape[3]

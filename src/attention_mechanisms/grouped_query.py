@@ -127,6 +127,7 @@ class GroupedQueryAttention(nn.Module):
         queries = self.W_query(xb)  # (b, T, h * d_head)
         keys = self.W_key(xb)  # (b, T, g * d_head): only g key heads
         values = self.W_value(xb)  # (b, T, g * d_head)
+        # Split into heads, then bring the heads forward: g heads for the keys and values.
         queries = queries.view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
         keys = keys.view(b, num_tokens, self.num_kv_groups, self.head_dim).transpose(1, 2)
         values = values.view(b, num_tokens, self.num_kv_groups, self.head_dim).transpose(1, 2)
@@ -141,10 +142,12 @@ class GroupedQueryAttention(nn.Module):
         values = values.repeat_interleave(self.group_size, dim=1)  # (b, h, S, d_head)
         attn_scores = queries @ keys.transpose(2, 3)  # (b, h, T, S)
         mask_bool = position_hide_mask(start, num_tokens, 0, keys.shape[2], device=x.device)
-        attn_scores = attn_scores.masked_fill(mask_bool, -torch.inf)
+        # No row is hidden whole: the diagonal is always kept, so no row's softmax is NaN.
+        attn_scores.masked_fill_(mask_bool, -torch.inf)
         attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
         attn_weights = self.dropout(attn_weights)  # only in training mode
         context_vec: Tensor = (attn_weights @ values).transpose(1, 2)  # (b, T, h, d_head)
+        # transpose() only changes strides; view() needs the memory in row order again.
         context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)  # (b, T, d_out)
         context_vec = self.out_proj(context_vec)
         return context_vec if x.dim() == 3 else context_vec.squeeze(0)

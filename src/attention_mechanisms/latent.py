@@ -28,12 +28,6 @@ from .positions import append_to_cache, position_hide_mask
 __all__ = ["MultiHeadLatentAttention"]
 
 
-def _split_heads(x: Tensor, num_heads: int, head_dim: int) -> Tensor:
-    """``(b, T, num_heads * head_dim)`` to ``(b, num_heads, T, head_dim)``, contiguous."""
-    b, num_tokens, _ = x.shape
-    return x.view(b, num_tokens, num_heads, head_dim).transpose(1, 2).contiguous()
-
-
 class MultiHeadLatentAttention(nn.Module):
     r"""Causal multi-head attention whose keys and values come from a cached latent vector.
 
@@ -131,18 +125,25 @@ class MultiHeadLatentAttention(nn.Module):
             self.reset_cache()
         keys = self.W_UK(latent)  # (b, S, d_out)
         values = self.W_UV(latent)  # (b, S, d_out)
-        queries = _split_heads(queries, self.num_heads, self.head_dim)  # (b, h, T, d_head)
-        keys = _split_heads(keys, self.num_heads, self.head_dim)  # (b, h, S, d_head)
-        values = _split_heads(values, self.num_heads, self.head_dim)  # (b, h, S, d_head)
+        queries = self._split_heads(queries)  # (b, h, T, d_head)
+        keys = self._split_heads(keys)  # (b, h, S, d_head)
+        values = self._split_heads(values)  # (b, h, S, d_head)
         attn_scores = torch.matmul(queries, keys.transpose(-2, -1))  # (b, h, T, S)
         mask_bool = position_hide_mask(start, num_tokens, 0, keys.shape[2], device=x.device)
+        # No row is hidden whole: the diagonal is always kept, so no row's softmax is NaN.
         attn_scores.masked_fill_(mask_bool, -torch.inf)
         attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
         attn_weights = self.dropout(attn_weights)  # only in training mode
         context_vec: Tensor = (attn_weights @ values).transpose(1, 2)  # (b, T, h, d_head)
+        # transpose() only changes strides; view() needs the memory in row order again.
         context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)  # (b, T, d_out)
         context_vec = self.out_proj(context_vec)
         return context_vec if x.dim() == 3 else context_vec.squeeze(0)
+
+    def _split_heads(self, x: Tensor) -> Tensor:
+        """``(b, T, d_out)`` to ``(b, h, T, d_head)``, contiguous, as the bonus code keeps it."""
+        b, num_tokens, _ = x.shape
+        return x.view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2).contiguous()
 
     def _append(self, latent: Tensor) -> Tensor:
         """Add the new tokens' latents to the cache; return the whole cache."""

@@ -26,7 +26,7 @@ import numbers
 import torch
 from torch import Tensor
 
-from .checks import check_floating, check_size
+from .checks import check_rope_inputs, check_size
 
 __all__ = ["apply_rope", "compute_rope_params"]
 
@@ -118,7 +118,7 @@ def apply_rope(x: Tensor, cos: Tensor, sin: Tensor, offset: int = 0) -> Tensor:
                 [-0.4161,  0.9093],
                 [-0.9900,  0.1411]])
     """
-    num_tokens, head_dim = _check_rope_inputs(x, cos, sin, offset)
+    num_tokens, head_dim = check_rope_inputs(x, cos, sin, offset)
     x1 = x[..., : head_dim // 2]  # (b, h, T, d/2): first feature of each pair
     x2 = x[..., head_dim // 2 :]  # (b, h, T, d/2): second feature of each pair
     cos = cos[offset : offset + num_tokens, :].unsqueeze(0).unsqueeze(0)  # (1, 1, T, d)
@@ -126,29 +126,3 @@ def apply_rope(x: Tensor, cos: Tensor, sin: Tensor, offset: int = 0) -> Tensor:
     rotated = torch.cat((-x2, x1), dim=-1)  # (b, h, T, d): rotate_half(x)
     x_rotated = (x * cos) + (rotated * sin)
     return x_rotated.to(dtype=x.dtype)
-
-
-def _check_rope_inputs(x: object, cos: object, sin: object, offset: object) -> tuple[int, int]:
-    """Return ``(T, d)`` of ``x`` if ``x``, ``cos``, ``sin`` and ``offset`` fit together."""
-    x, cos, sin = check_floating("x", x), check_floating("cos", cos), check_floating("sin", sin)
-    if x.dim() != 4 or x.shape[-1] % 2 != 0:
-        raise ValueError(
-            "x must be 4-D (batch, num_heads, num_tokens, head_dim) with an even head_dim; "
-            f"got shape {tuple(x.shape)}"
-        )
-    if cos.dim() != 2 or cos.shape != sin.shape or cos.shape[1] != x.shape[-1]:
-        raise ValueError(
-            f"cos and sin must both be (num_positions, head_dim={x.shape[-1]}) from "
-            f"compute_rope_params; got cos {tuple(cos.shape)} and sin {tuple(sin.shape)}"
-        )
-    if isinstance(offset, bool) or not isinstance(offset, numbers.Integral):
-        raise TypeError(f"offset must be an int >= 0; got {offset!r} ({type(offset).__name__})")
-    start = int(offset)
-    if start < 0:
-        raise ValueError(f"offset must be an int >= 0; got {start}")
-    if start + x.shape[2] > cos.shape[0]:
-        raise ValueError(
-            f"x covers positions {start} to {start + x.shape[2] - 1}, but cos and sin hold "
-            f"only {cos.shape[0]}; call compute_rope_params with a larger context_length"
-        )
-    return x.shape[2], x.shape[3]

@@ -123,6 +123,7 @@ class MultiHeadAttentionWithSWA(nn.Module):
         keys = self.W_key(xb)  # (b, T, d_out)
         values = self.W_value(xb)
         queries = self.W_query(xb)
+        # Split d_out into heads, then bring the heads forward so each attends on its own.
         keys = keys.view(b, num_tokens, self.num_heads, self.head_dim)  # (b, T, h, d_head)
         values = values.view(b, num_tokens, self.num_heads, self.head_dim)
         queries = queries.view(b, num_tokens, self.num_heads, self.head_dim)
@@ -138,10 +139,12 @@ class MultiHeadAttentionWithSWA(nn.Module):
         mask_bool = position_hide_mask(
             q_start, num_tokens, k_start, keys.shape[2], self.sliding_window_size, x.device
         )
+        # No row is hidden whole: the diagonal is always kept, so no row's softmax is NaN.
         attn_scores.masked_fill_(mask_bool, -torch.inf)  # the future, and keys out of the window
         attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
         attn_weights = self.dropout(attn_weights)  # only in training mode
         context_vec: Tensor = (attn_weights @ values).transpose(1, 2)  # (b, T, h, d_head)
+        # transpose() only changes strides; view() needs the memory in row order again.
         context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)  # (b, T, d_out)
         context_vec = self.out_proj(context_vec)
         return context_vec if x.dim() == 3 else context_vec.squeeze(0)

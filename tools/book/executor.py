@@ -23,7 +23,8 @@ The rules:
   filled with that class's or function's source before execution, as the book shows it
   (`book.include`: no docstrings, no annotations), so the page shows the shipped code and
   the notebook defines it. The cell is tagged ``include:<name>`` instead, so that the page
-  can link to the full source in the API reference.
+  can link to the full source in the API reference. Marked ``diff_from="<module>.<Name>"``
+  too, it also gets the diff from that class as an output after execution (`book.changes`).
 
 Messages name a cell by the line of its ``# %%`` marker in the chapter file.
 """
@@ -40,7 +41,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from book import ROOT, BookError, include, shown, source
+from book import ROOT, BookError, changes, include, shown, source
 
 DOCS = ROOT / "docs"
 CACHE = ROOT / ".cache" / "book"
@@ -81,7 +82,7 @@ def _package_file(path: Path) -> bool:
 def cache_key(chapter: Path) -> str:
     """Hash of everything that can change what the chapter shows (see the module doc)."""
     digest = hashlib.sha256()
-    for module in (Path(__file__), Path(source.__file__), Path(include.__file__)):
+    for module in (Path(__file__), *(Path(str(m.__file__)) for m in (source, include, changes))):
         digest.update(module.read_bytes())
     digest.update(source.without_expected(chapter).encode())
     for path in sorted(p for p in include.PACKAGE.rglob("*") if _package_file(p)):
@@ -156,6 +157,11 @@ def include_sources(nb: nbformat.NotebookNode, chapter: Path) -> None:
     """
     for cell, line in zip(nb.cells, cell_lines(chapter, nb), strict=True):
         qualified = cell.metadata.get("include")
+        if qualified is None and "diff_from" in cell.metadata:
+            raise BookError(
+                f"{shown(chapter)}, line {line}: diff_from= shows an included class as its "
+                'changes; the cell must also be marked include="<module>.<Name>"'
+            )
         if cell.cell_type != "code" or qualified is None:
             continue
         if cell.source.strip():
@@ -167,6 +173,10 @@ def include_sources(nb: nbformat.NotebookNode, chapter: Path) -> None:
         # The page links to the full source (book.page): nbconvert shows tags as classes.
         cell.metadata.setdefault("tags", []).append(f"include:{qualified}")
         del cell.metadata["include"]
+        base = cell.metadata.pop("diff_from", None)
+        if base is not None:  # shown as the lines that change from base (book.changes)
+            include.book_source(base)  # a name that is not in the package fails here
+            cell.metadata["tags"].append(f"{changes.TAG}{base}")
 
 
 def execute(chapter: Path) -> tuple[Path, bool]:
@@ -212,6 +222,7 @@ def execute(chapter: Path) -> tuple[Path, bool]:
             '"raises-exception" and raises="ExceptionType: message start")'
         ) from None
     check_raises(nb, chapter)
+    changes.add_outputs(nb)
     nbformat.validate(nb)
 
     store(nb, target)

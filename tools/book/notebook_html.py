@@ -11,6 +11,8 @@ each code cell's source a second time in a hidden element, and the cell tags as 
   colours and its copy button) followed by its outputs in ``div.nb-output``;
 - each run of cells tagged ``solution`` is folded into ``<details>``, here and not in the
   notebook, so the downloaded notebook stays plain;
+- a class shown as the lines that change from another (`book.changes`) shows that diff, and
+  folds its whole code under it;
 - outputs are left out of the search index (``data-search-exclude``): they are numbers,
   and they would double the index that every page loads.
 """
@@ -88,11 +90,31 @@ def _code(cell: Tag, soup: BeautifulSoup) -> list:
             if tag.startswith(prefix):
                 wrapper[attribute] = tag.removeprefix(prefix)
     block = _code_block(cell, soup)
+    outputs = _outputs(cell, soup)
+    if block is not None and any(tag.startswith("diff-from:") for tag in tags):
+        block = _changes_first(block, outputs, soup)
     for part in [block] if block is not None else []:
         wrapper.append(part)
-    for output in _outputs(cell, soup):
+    for output in outputs:
         wrapper.append(output)
     return [wrapper]
+
+
+def _changes_first(block: Tag, outputs: list[Tag], soup: BeautifulSoup) -> Tag:
+    """A class shown as its changes (`book.changes`): the diff, then the whole class folded."""
+    diffs = [output for output in outputs if output.select_one(".book-changes")]
+    if len(diffs) != 1:
+        raise NotebookHTMLError(f"a diff-from cell has {len(diffs)} diff outputs, not 1")
+    outputs.remove(diffs[0])
+    fold = soup.new_tag("details", attrs={"class": "book-whole-class"})
+    summary = soup.new_tag("summary")  # a translated page gets its own words (page.py)
+    summary.string = "The whole class"
+    fold.append(summary)
+    fold.append(block)
+    group = soup.new_tag("div", attrs={"class": "book-class-changes"})
+    group.append(diffs[0].select_one(".book-changes").extract())
+    group.append(fold)
+    return group
 
 
 def _notebook(soup: BeautifulSoup) -> Tag:

@@ -17,7 +17,8 @@ On a translated page:
   marked, with a note that leads to the English page; a note at the top says how many;
 - each heading gets an anchor made from its own words (`anchors`): mkdocs-jupyter's keep
   ASCII only, so a Chinese heading would get an empty one that its contents entry misses;
-- the headings' link titles and the solutions' fold titles are in the page's language.
+- the headings' link titles and the titles of the folds (solutions, whole classes) are in
+  the page's language.
 """
 
 from __future__ import annotations
@@ -201,6 +202,8 @@ def _translated(soup: BeautifulSoup, info: PageInfo, behind: int) -> None:
         link["title"] = info.words["permalink"]
     for summary in soup.select("details.book-solution > summary"):
         summary.string = info.words["solution"]
+    for summary in soup.select("details.book-whole-class > summary"):
+        summary.string = info.words["whole_class"]
     if behind:
         english = links.english_url(info.uri, info.uri)
         notice = _new(

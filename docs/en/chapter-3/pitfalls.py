@@ -1,9 +1,9 @@
 # %% [markdown]
 # # Pitfalls
 #
-# Mistakes that readers really make when they type in chapter 3, each with the error it
-# really produces (this page was executed when the site was built). Some do not raise at all
-# and silently compute something else; those are the dangerous ones.
+# Mistakes that readers really make when they type in chapter 3 and the pages after it, each
+# with the error it really produces (this page was executed when the site was built). Some
+# do not raise at all and silently compute something else; those are the dangerous ones.
 
 # %%
 import torch
@@ -12,8 +12,12 @@ from torch.nn.functional import scaled_dot_product_attention
 
 from attention_mechanisms import (
     CausalAttention,
+    GroupedQueryAttention,
     MultiHeadAttention,
     MultiHeadAttentionWrapper,
+    apply_rope,
+    compute_rope_params,
+    position_hide_mask,
     softmax_stable,
 )
 
@@ -503,3 +507,109 @@ uncut(batch[:, :4])  # 4 tokens
 print("4 tokens:", BookCausalScores(3, 2, context_length=6)(batch[:, :4]).shape)
 # Out:
 # 4 tokens: torch.Size([2, 4, 4])
+
+# %% [markdown]
+# ## Grouped-query attention with repeat instead of repeat_interleave
+#
+# The entries from here on are about the attention of today's LLMs (the pages after
+# chapter 3). In [grouped-query attention](../llms/grouped-query-attention.py) each key head
+# serves a run of neighbouring query heads: `[K1, K2]` must become `[K1, K1, K2, K2]`,
+# which is `repeat_interleave`. `repeat` gives `[K1, K2, K1, K2]`, pairs query heads with
+# the wrong keys, and raises nothing:
+
+# %%
+torch.manual_seed(0)
+gqa = GroupedQueryAttention(d_in=3, d_out=8, dropout=0.0, num_heads=4, num_kv_groups=2)
+q = gqa.W_query(batch).view(2, 6, 4, 2).transpose(1, 2)  # (b, 4 query heads, 6, 2)
+k = gqa.W_key(batch).view(2, 6, 2, 2).transpose(1, 2)  # (b, 2 key heads, 6, 2)
+v = gqa.W_value(batch).view(2, 6, 2, 2).transpose(1, 2)
+for name, spread in [
+    ("repeat", lambda t: t.repeat(1, 2, 1, 1)),
+    ("repeat_interleave", lambda t: t.repeat_interleave(2, dim=1)),
+]:
+    context = scaled_dot_product_attention(q, spread(k), spread(v), is_causal=True)
+    out = gqa.out_proj(context.transpose(1, 2).reshape(2, 6, 8))
+    print(f"{name:<18} equals the module: {torch.allclose(out, gqa(batch), atol=1e-6)}")
+# Out:
+# repeat             equals the module: False
+# repeat_interleave  equals the module: True
+
+# %% [markdown]
+# **Fix:** `keys.repeat_interleave(group_size, dim=1)`, as the class does. With one group
+# (multi-query attention) or as many groups as heads, both orders agree, so a test of those
+# two cases alone does not catch it.
+#
+# ## A sliding window off by one
+#
+# A window of $w$ lets each query see itself and the $w - 1$ tokens before it, so a key is
+# hidden when `distance >= window`. Writing `distance > window` lets every query that has
+# enough tokens before it see one more than asked, and the outputs stay plausible:
+
+# %%
+q_positions = torch.arange(6).unsqueeze(-1)
+k_positions = torch.arange(6).unsqueeze(0)
+distance = q_positions - k_positions
+off_by_one = (distance < 0) | (distance > 3)
+print("keys seen per query, > 3: ", (~off_by_one).sum(dim=1).tolist())
+print("keys seen per query, >= 3:", (~position_hide_mask(0, 6, 0, 6, window=3)).sum(dim=1).tolist())
+# Out:
+# keys seen per query, > 3:  [1, 2, 3, 4, 4, 4]
+# keys seen per query, >= 3: [1, 2, 3, 3, 3, 3]
+
+# %% [markdown]
+# **Fix:** hide `distance >= window`; a test that counts the keys each query sees (at most
+# `window`) catches it.
+#
+# ## RoPE applied to the values
+#
+# [Rotary position embeddings](../llms/rotary-position-embeddings.py) turn queries and keys
+# so that scores depend on the distance between tokens only. Values are what the weights
+# mix; turn them too, and the context vectors depend on where the text starts. Shifting a
+# whole sequence by 100 positions then changes the output:
+
+# %%
+torch.manual_seed(1)
+cos, sin = compute_rope_params(head_dim=8, context_length=128)
+q, k, v = (torch.randn(1, 1, 5, 8) for _ in range(3))
+
+
+def rope_attention(offset, rotate_values):
+    rq, rk = apply_rope(q, cos, sin, offset), apply_rope(k, cos, sin, offset)
+    rv = apply_rope(v, cos, sin, offset) if rotate_values else v
+    return scaled_dot_product_attention(rq, rk, rv, is_causal=True)
+
+
+for rotate_values in (True, False):
+    same = torch.allclose(
+        rope_attention(0, rotate_values), rope_attention(100, rotate_values), atol=1e-5
+    )
+    print(f"values rotated: {rotate_values!s:<5} same output 100 positions later: {same}")
+# Out:
+# values rotated: True  same output 100 positions later: False
+# values rotated: False same output 100 positions later: True
+
+# %% [markdown]
+# **Fix:** `apply_rope` on queries and keys only, after the split into heads.
+#
+# ## The position offset forgotten with a cache
+#
+# In generation with a KV cache, the new token is not at position 0. `apply_rope(x, cos,
+# sin)` without `offset` turns it as if it were the first token, and its scores against the
+# cached keys come out wrong, with no error:
+
+# %%
+keys_cached = apply_rope(k, cos, sin)  # positions 0 to 4, turned once and cached
+new_query = torch.randn(1, 1, 1, 8)  # the token at position 5
+right = apply_rope(new_query, cos, sin, offset=5) @ keys_cached.transpose(2, 3)
+wrong = apply_rope(new_query, cos, sin) @ keys_cached.transpose(2, 3)
+whole = torch.cat([q, new_query], dim=2)  # the same six tokens in one pass
+full = apply_rope(whole, cos, sin)[:, :, -1:] @ keys_cached.transpose(2, 3)
+print("with offset=5 equals one pass:", torch.allclose(right, full))
+print("without offset equals one pass:", torch.allclose(wrong, full))
+# Out:
+# with offset=5 equals one pass: True
+# without offset equals one pass: False
+
+# %% [markdown]
+# **Fix:** pass the number of cached tokens as `offset`, the `ptr_current_pos` that the
+# classes of these pages keep.

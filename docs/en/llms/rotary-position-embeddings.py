@@ -1,0 +1,259 @@
+# %% [markdown]
+# # Rotary position embeddings
+#
+# Beyond the book. Attention itself does not know where a token stands: permute the keys
+# and values together and each query's context vector stays the same. GPT-2 therefore adds
+# a learned position vector to every token embedding before the first layer. Llama, Qwen,
+# Mistral, Gemma and DeepSeek instead *rotate* the queries and keys inside every attention
+# layer, by angles that grow with the position: rotary position embeddings, RoPE
+# (Su et al., 2021). This page builds the two functions the book's bonus code uses, checks
+# the property that makes them work, and shows where they go in an attention layer.
+
+# %%
+import numbers
+
+import matplotlib.pyplot as plt
+import torch
+
+from attention_mechanisms import MultiHeadAttention, apply_rope, compute_rope_params
+from attention_mechanisms.checks import check_rope_inputs, check_size
+from attention_mechanisms.plotting import show_figure
+
+inputs = torch.tensor(
+    [
+        [0.43, 0.15, 0.89],  # Your
+        [0.55, 0.87, 0.66],  # journey
+        [0.57, 0.85, 0.64],  # starts
+        [0.22, 0.58, 0.33],  # with
+        [0.77, 0.25, 0.10],  # one
+        [0.05, 0.80, 0.55],  # step
+    ]
+)
+
+# %% [markdown]
+# ## Position as an angle
+#
+# Split a head's $d$ features into $d/2$ pairs, feature $k$ with feature $k + d/2$, and
+# read each pair as a point in a plane. At position $m$, pair $k$ is turned by the angle
+# $m \theta_k$, where each pair has its own speed:
+#
+# $$
+# \theta_k = \text{theta\_base}^{-2k/d}, \qquad k = 0, \dots, d/2 - 1
+# $$
+#
+# The first pair turns by one radian per position, the last by almost nothing, like the
+# hands of a clock. A rotation keeps lengths and angles between vectors, and turning the
+# query by $m\theta_k$ and the key by $n\theta_k$ changes their dot product exactly as
+# turning the query alone by $(m - n)\theta_k$ would. So the attention score of a query at
+# position $m$ and a key at position $n$ depends on the two vectors and on $m - n$ only:
+# attention sees how far apart two tokens are, not where they are.
+#
+# ## The two functions
+#
+# [`compute_rope_params`][attention_mechanisms.rope.compute_rope_params] computes the
+# cosines and sines of every angle once, for every position up to `context_length`;
+# [`apply_rope`][attention_mechanisms.rope.apply_rope] turns queries or keys with them.
+# Both have the names and signatures of the book's bonus code for Llama:
+
+# %% include="attention_mechanisms.rope.compute_rope_params"
+
+# %% include="attention_mechanisms.rope.apply_rope"
+
+# %% [markdown]
+# - `inv_freq` holds the $d/2$ speeds $\theta_k$; `angles` multiplies every position by
+#   every speed, `(context_length, d/2)`, and is written twice side by side, once for each
+#   half of the features, so that `cos` and `sin` line up with `x`.
+# - `apply_rope` takes the rows of the positions `offset` to `offset + T - 1`. `rotated` is
+#   $(-x_2, x_1)$: the pair turned by a quarter, so that
+#   $x \cos + \operatorname{rotated} \sin$ is the rotation of each pair
+#   $(x_1, x_2)$ by its angle.
+#
+# ## What it does to a vector
+#
+# A vector of two features has one pair. Placed at positions 0 to 3, it turns by 0, 1, 2
+# and 3 radians, and keeps its length:
+
+# %%
+cos, sin = compute_rope_params(head_dim=2, context_length=4)
+x = torch.tensor([1.0, 0.0]).expand(1, 1, 4, 2)  # (b, heads, positions, head_dim)
+turned = apply_rope(x, cos, sin)[0, 0]
+print(turned)
+print("lengths:", turned.norm(dim=-1))
+print("angles:", torch.atan2(turned[:, 1], turned[:, 0]))
+# Out:
+# tensor([[ 1.0000,  0.0000],
+#         [ 0.5403,  0.8415],
+#         [-0.4161,  0.9093],
+#         [-0.9900,  0.1411]])
+# lengths: tensor([1.0000, 1.0000, 1.0000, 1.0000])
+# angles: tensor([0.0000, 1.0000, 2.0000, 3.0000])
+
+# %% [markdown]
+# ## Scores depend on the distance only
+#
+# Take a query and a key, and place them at positions $m$ and $n$; then shift both by the
+# same amount. The score stays the same; change the distance and it changes. The angles
+# are computed in float64 here, so that only the rounding of float64 is left:
+
+# %%
+torch.manual_seed(0)
+cos64, sin64 = compute_rope_params(head_dim=16, context_length=512, dtype=torch.float64)
+q = torch.randn(1, 1, 1, 16, dtype=torch.float64)
+k = torch.randn(1, 1, 1, 16, dtype=torch.float64)
+
+
+def score(query_position, key_position):
+    rotated_q = apply_rope(q, cos64, sin64, offset=query_position)
+    rotated_k = apply_rope(k, cos64, sin64, offset=key_position)
+    return (rotated_q * rotated_k).sum().item()
+
+
+for m, n in [(5, 2), (105, 102), (405, 402), (5, 4)]:
+    print(f"query at {m:>3}, key at {n:>3}, distance {m - n}: score {score(m, n):.6f}")
+# Out:
+# query at   5, key at   2, distance 3: score -2.986276
+# query at 105, key at 102, distance 3: score -2.986276
+# query at 405, key at 402, distance 3: score -2.986276
+# query at   5, key at   4, distance 1: score -7.818086
+
+# %% [markdown]
+# ## Where it goes in an attention layer
+#
+# RoPE replaces GPT-2's position embeddings, and it acts on queries and keys only, after the
+# split into heads and before the scores. Values carry the content that is mixed; they are
+# not rotated. Here is chapter 3's `MultiHeadAttention` with those two lines added, run on
+# the book's six tokens (its projections as they are, with each head of size 2):
+
+# %%
+torch.manual_seed(123)
+mha = MultiHeadAttention(d_in=3, d_out=4, context_length=6, dropout=0.0, num_heads=2)
+cos, sin = compute_rope_params(head_dim=mha.head_dim, context_length=6)
+x = inputs.unsqueeze(0)  # (1, 6, 3)
+queries = mha.W_query(x).view(1, 6, 2, 2).transpose(1, 2)  # (b, num_heads, 6, head_dim)
+keys = mha.W_key(x).view(1, 6, 2, 2).transpose(1, 2)
+values = mha.W_value(x).view(1, 6, 2, 2).transpose(1, 2)
+queries = apply_rope(queries, cos, sin)  # the two new lines
+keys = apply_rope(keys, cos, sin)
+attn_scores = queries @ keys.transpose(2, 3)
+attn_scores.masked_fill_(mha.mask.bool()[:6, :6], -torch.inf)
+attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+print(attn_weights[0, 0])
+# Out:
+# tensor([[1.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],
+#         [0.4615, 0.5385, 0.0000, 0.0000, 0.0000, 0.0000],
+#         [0.2862, 0.3487, 0.3651, 0.0000, 0.0000, 0.0000],
+#         [0.2431, 0.2366, 0.2565, 0.2639, 0.0000, 0.0000],
+#         [0.1893, 0.1834, 0.2044, 0.2117, 0.2112, 0.0000],
+#         [0.1804, 0.1632, 0.1504, 0.1597, 0.1686, 0.1777]],
+#        grad_fn=<SelectBackward0>)
+
+# %% [markdown]
+# With a cache, the new token is not at position 0: a token at position 5 must be turned by
+# the angles of row 5, so the number of cached tokens is passed as `offset`. Turning the
+# tokens one at a time with their offsets gives what turning the whole sequence gives:
+
+# %%
+whole = apply_rope(keys.detach(), cos, sin)
+one_by_one = [apply_rope(keys.detach()[:, :, t : t + 1], cos, sin, offset=t) for t in range(6)]
+print("with offsets:", torch.equal(torch.cat(one_by_one, dim=2), whole))
+# Out:
+# with offsets: True
+
+# %% [markdown]
+# ## The angles, drawn
+#
+# The figure shows $\cos(m\theta_k)$ from `compute_rope_params` with the head size and the
+# base of Llama 3 (`head_dim=128`, `theta_base=500_000`): the first pairs turn many times
+# within a few dozen positions, the last ones hardly at all over thousands.
+
+# %%
+cos, sin = compute_rope_params(head_dim=128, theta_base=500_000, context_length=4096)
+fig, ax = plt.subplots(figsize=(6.4, 3.6), layout="constrained")
+image = ax.imshow(cos[:, :64].T, aspect="auto", cmap="coolwarm", vmin=-1, vmax=1)
+ax.set(xlabel="position m", ylabel="pair k", title="cos(m theta_k)")
+fig.colorbar(image, ax=ax)
+show_figure(
+    fig,
+    caption="Figure 1. The rotation of each of the 64 pairs at positions 0 to 4,095.",
+    alt=(
+        "A heatmap with positions 0 to 4,095 across and the 64 pairs down. The top rows "
+        "alternate between red and blue so fast that they look striped; further down the "
+        "stripes widen, and the bottom rows stay red, close to 1, across all positions."
+    ),
+)
+# Out:
+# AttentionFigure('Figure 1. The rotation of each of the 64 pairs at positions 0 to 4,095.')
+
+# %% [markdown]
+# ## What it costs in memory
+#
+# RoPE has no parameters, and it adds nothing to the KV cache: the keys are cached already
+# turned. What it keeps is the table of cosines and sines, shared by every layer. Next to
+# it, the learned position embeddings that GPT-2 small needs instead (a `pos_emb` of 1,024
+# positions by 768 features) and the table of a Llama 3 8B-like shape (`head_dim` 128, a
+# context of 8,192 tokens, Meta's `config.json` for Meta-Llama-3-8B):
+
+
+# %%
+def rope_table_bytes(head_dim, positions):
+    cos, sin = compute_rope_params(head_dim, context_length=positions)
+    return cos.nbytes + sin.nbytes
+
+
+gpt2_pos_emb = torch.nn.Embedding(1024, 768)  # GPT-2 small's learned positions
+print(f"{'':<38}{'bytes':>10}{'parameters':>12}")
+label = "GPT-2 small, learned pos_emb"
+size, count = gpt2_pos_emb.weight.nbytes, gpt2_pos_emb.weight.numel()
+print(f"{label:<38}{size / 2**20:>6.1f} MiB{count:>12,}")
+for head_dim, positions in [(64, 1024), (128, 8192)]:
+    label = f"RoPE, head_dim {head_dim}, {positions:,} positions"
+    print(f"{label:<38}{rope_table_bytes(head_dim, positions) / 2**20:>6.1f} MiB{0:>12,}")
+# Out:
+#                                            bytes  parameters
+# GPT-2 small, learned pos_emb             3.0 MiB     786,432
+# RoPE, head_dim 64, 1,024 positions       0.5 MiB           0
+# RoPE, head_dim 128, 8,192 positions      8.0 MiB           0
+
+# %% [markdown]
+# ## Exercises
+#
+# ### Exercise 1: Constant along the diagonals
+#
+# Put the same query at every position and the same key at every position, and compute all
+# the scores with RoPE. If the scores depend only on the distance, every diagonal of the
+# score matrix holds one value. Check it.
+
+# %% tags=["solution"]
+torch.manual_seed(1)
+cos64, sin64 = compute_rope_params(head_dim=8, context_length=10, dtype=torch.float64)
+q = torch.randn(8, dtype=torch.float64).expand(1, 1, 10, 8)
+k = torch.randn(8, dtype=torch.float64).expand(1, 1, 10, 8)
+scores = (apply_rope(q, cos64, sin64) @ apply_rope(k, cos64, sin64).transpose(2, 3))[0, 0]
+diagonals = [scores.diagonal(offset) for offset in range(-9, 10)]
+print("each diagonal constant:", all(torch.allclose(d, d[0].expand_as(d)) for d in diagonals))
+print("diagonals differ:", len({round(d[0].item(), 6) for d in diagonals}) == 19)
+# Out:
+# each diagonal constant: True
+# diagonals differ: True
+
+# %% [markdown] tags=["solution"]
+# The score matrix is constant along each diagonal (a Toeplitz matrix): it depends on
+# $m - n$ alone, and different distances give different scores.
+#
+# ### Exercise 2: The slowest pair
+#
+# With Llama 3's `head_dim=128` and `theta_base=500_000`, how many positions does
+# the first pair need for a full turn, and how many does the last pair need?
+
+# %% tags=["solution"]
+cos, sin = compute_rope_params(head_dim=128, theta_base=500_000, context_length=2)
+speeds = torch.atan2(sin[1, :64], cos[1, :64])  # the angle at position 1 is theta_k
+turn = 2 * torch.pi / speeds
+print(f"first pair: {turn[0]:.2f} positions, last pair: {turn[-1]:,.0f} positions")
+# Out:
+# first pair: 6.28 positions, last pair: 2,559,196 positions
+
+# %% [markdown] tags=["solution"]
+# The first pair turns once every $2\pi$ positions; the last turns so slowly that a full
+# turn takes far more positions than any context. Between them, the speeds fall
+# geometrically, so some pair measures distances at every scale.
