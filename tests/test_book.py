@@ -52,6 +52,15 @@ def test_executes_once_then_reuses_the_cache(tmp_path):
     assert executor.execute(chapter) == (path, False)
 
 
+def test_what_a_cell_prints_is_one_block_even_when_it_arrives_in_parts(tmp_path):
+    # A flush sends what was printed so far (as a slow step after a table header does).
+    chapter = write_chapter(
+        tmp_path, "# %%\nimport sys\nprint('a')\nsys.stdout.flush()\nprint('b')\n"
+    )
+    path, _ = executor.execute(chapter)
+    assert outputs_of(path) == ["a\nb\n"]
+
+
 def test_a_changed_chapter_executes_again_and_replaces_the_old_result(tmp_path):
     chapter = write_chapter(tmp_path, "# %%\nprint(1)\n")
     first, _ = executor.execute(chapter)
@@ -398,3 +407,14 @@ def test_every_chapter_fails_when_a_stated_value_is_edited(chapter, monkeypatch)
     assert len(errors) == 1
     assert errors[0].startswith(f"{shown(chapter)}, line ")
     assert "output differs from the source" in errors[0]
+
+
+@pytest.mark.parametrize(
+    "chapter", executor.chapters(), ids=lambda p: p.relative_to(ROOT / "docs/en").as_posix()
+)
+def test_no_heading_is_folded_into_a_solution(chapter):
+    """A solution's fold ends where the next exercise starts: a heading is never tagged."""
+    for cell in source.read(chapter).cells:
+        if cell.kind == "markdown" and "solution" in cell.metadata.get("tags", []):
+            headings = [line for line in cell.source.splitlines() if line.startswith("#")]
+            assert headings == [], f"{shown(chapter)}, line {cell.line}: {headings}"

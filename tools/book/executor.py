@@ -206,6 +206,8 @@ def execute(chapter: Path) -> tuple[Path, bool]:
         kernel_name="python3",
         allow_errors=False,  # only cells tagged raises-exception may raise
         record_timing=False,  # keep the notebook free of timestamps
+        # A print before a slow step arrives as a stream of its own; one block per cell.
+        coalesce_streams=True,
         # The kernel's start-up notices (not cell errors) would clutter every build log.
         extra_arguments=["--IPKernelApp.log_level=ERROR"],
         resources={"metadata": {"path": str(chapter.parent)}},

@@ -272,7 +272,8 @@ for groups in (32, 8):
 # `W_query` and `out_proj` have $4096 \times 4096$ weights each in both cases. `W_key` and
 # `W_value` go from $4096 \times 4096$ each to $1024 \times 4096$ each: the layer loses
 # 37.5% of its attention weights, while its cache loses 75%.
-#
+
+# %% [markdown]
 # ### Exercise 2: Which heads share a key?
 #
 # With 6 query heads and 2 key-value heads, which query heads use key head 1? Check your

@@ -253,7 +253,8 @@ print(latent_dim, cache_bytes(gqa_layer, 100, 4096) == cache_bytes(mla_layer, 10
 # The difference is in what the budget buys: grouped-query attention shares 8 heads' keys
 # among 32 query heads, while latent attention gives all 32 heads their own keys, computed
 # from a shared 2048-number summary.
-#
+
+# %% [markdown]
 # ### Exercise 2: Parameters
 #
 # At GPT-2 small's size (768 features, 12 heads), compare the parameters of

@@ -162,27 +162,33 @@ print("with offsets:", torch.equal(torch.cat(one_by_one, dim=2), whole))
 # %% [markdown]
 # ## The angles, drawn
 #
-# The figure shows $\cos(m\theta_k)$ from `compute_rope_params` with the head size and the
-# base of Llama 3 (`head_dim=128`, `theta_base=500_000`): the first pairs turn many times
-# within a few dozen positions, the last ones hardly at all over thousands.
+# The figure uses `compute_rope_params` with the head size and the base of Llama 3
+# (`head_dim=128`, `theta_base=500_000`). On the left, $\cos(m\theta_k)$ of four pairs over
+# the first 100 positions: the first pair turns once every six or so positions, the later
+# ones ever more slowly. On the right, the speed $\theta_k$ of each of the 64 pairs.
 
 # %%
-cos, sin = compute_rope_params(head_dim=128, theta_base=500_000, context_length=4096)
-fig, ax = plt.subplots(figsize=(6.4, 3.6), layout="constrained")
-image = ax.imshow(cos[:, :64].T, aspect="auto", cmap="coolwarm", vmin=-1, vmax=1)
-ax.set(xlabel="position m", ylabel="pair k", title="cos(m theta_k)")
-fig.colorbar(image, ax=ax)
+cos, sin = compute_rope_params(head_dim=128, theta_base=500_000, context_length=100)
+theta = torch.atan2(sin[1, :64], cos[1, :64])  # the angle at position 1 is theta_k
+fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4), layout="constrained")
+for k in (0, 8, 16, 32):
+    left.plot(cos[:, k], label=f"pair {k}")
+left.set(xlabel="position $m$", ylabel=r"$\cos(m\theta_k)$")
+left.legend(loc="lower left", framealpha=1)
+right.plot(theta, marker=".")
+right.set(yscale="log", xlabel="pair $k$", ylabel=r"$\theta_k$, radians per position")
 show_figure(
     fig,
-    caption="Figure 1. The rotation of each of the 64 pairs at positions 0 to 4,095.",
+    caption="Figure 1. Left: how four pairs turn over 100 positions. Right: each pair's speed.",
     alt=(
-        "A heatmap with positions 0 to 4,095 across and the 64 pairs down. The top rows "
-        "alternate between red and blue so fast that they look striped; further down the "
-        "stripes widen, and the bottom rows stay red, close to 1, across all positions."
+        "Left: four cosine waves over positions 0 to 99; pair 0 oscillates fastest, pair 8 "
+        "and pair 16 ever more slowly, and pair 32 stays close to 1. Right: the 64 speeds on "
+        f"a log scale, a straight falling line from {theta[0]:.0f} radian per position for "
+        f"pair 0 to {theta[-1]:.1e} for pair 63."
     ),
 )
 # Out:
-# AttentionFigure('Figure 1. The rotation of each of the 64 pairs at positions 0 to 4,095.')
+# AttentionFigure("Figure 1. Left: how four pairs turn over 100 positions. Right: each pair's speed.")
 
 # %% [markdown]
 # ## What it costs in memory
@@ -239,7 +245,8 @@ print("diagonals differ:", len({round(d[0].item(), 6) for d in diagonals}) == 19
 # %% [markdown] tags=["solution"]
 # The score matrix is constant along each diagonal (a Toeplitz matrix): it depends on
 # $m - n$ alone, and different distances give different scores.
-#
+
+# %% [markdown]
 # ### Exercise 2: The slowest pair
 #
 # With Llama 3's `head_dim=128` and `theta_base=500_000`, how many positions does

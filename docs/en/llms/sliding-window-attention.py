@@ -282,7 +282,8 @@ print("the last token (position 11) depends on positions", reached)
 # %% [markdown] tags=["solution"]
 # Each layer reaches $w - 1 = 2$ tokens further back, so three layers reach
 # $3 \times 2 = 6$ positions: 11 back to 5.
-#
+
+# %% [markdown]
 # ### Exercise 2: Which window is plain causal attention?
 #
 # For the six-token batch, find the smallest window that gives the same output as no
