@@ -122,7 +122,17 @@ def test_errors_name_the_argument():
         gqa(torch.randn(2, 3, 8), use_cache=True)
         with pytest.raises(
             ValueError,
-            match=r"^x must continue the cached batch: keys of shape "
-            r"\(3, 2, 1, 4\).*call reset_cache\(\) before a new batch",
+            match=r"^x has a batch of 3 sequence\(s\), but the cache holds 2; call "
+            r"reset_cache\(\) before a new batch",
         ):
             gqa(torch.randn(3, 1, 8), use_cache=True)
+    with pytest.raises(
+        TypeError,
+        match=r"^x must be torch.float32 like the module's parameters; got torch.float64: "
+        r"convert x with x.to\(torch.float32\)",
+    ):
+        gqa(torch.randn(1, 2, 8, dtype=torch.float64))
+    with pytest.raises(
+        ValueError, match=r"^x must be on cpu like the module's parameters; got meta"
+    ):
+        gqa(torch.empty(1, 2, 8, device="meta"))

@@ -65,7 +65,6 @@ def test_errors_name_the_argument():
         mla(torch.randn(2, 3, 8), use_cache=True)
         with pytest.raises(
             ValueError,
-            match=r"^x must continue the cached batch: latent of "
-            r"shape \(1, 1, 4\)",
+            match=r"^x has a batch of 1 sequence\(s\), but the cache holds 2",
         ):
             mla(torch.randn(1, 1, 8), use_cache=True)

@@ -85,7 +85,7 @@ def test_errors_name_the_argument():
         compute_rope_params(7)
     with pytest.raises(ValueError, match=r"^context_length must be a positive int; got 0$"):
         compute_rope_params(8, context_length=0)
-    with pytest.raises(ValueError, match=r"^theta_base must be a number above 1; got 1$"):
+    with pytest.raises(ValueError, match=r"^theta_base must be a finite number above 1; got 1$"):
         compute_rope_params(8, theta_base=1)
     cos, sin = compute_rope_params(8, context_length=10)
     with pytest.raises(
@@ -112,3 +112,25 @@ def test_errors_name_the_argument():
         apply_rope(torch.randn(1, 1, 4, 8), cos, sin, offset=1.0)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"^x must have a floating-point dtype"):
         apply_rope(torch.ones(1, 1, 4, 8, dtype=torch.long), cos, sin)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.int64, "float32"])
+def test_only_float32_or_float64_positions_are_accepted(dtype):
+    # In bfloat16 the positions themselves round: 256 and 257 would get one angle.
+    with pytest.raises(TypeError, match=r"^dtype must be torch.float32 or torch.float64; got "):
+        compute_rope_params(8, dtype=dtype)
+
+
+def test_tables_in_float64_when_asked_and_an_infinite_base_is_refused():
+    cos, sin = compute_rope_params(8, context_length=4, dtype=torch.float64)
+    assert cos.dtype == sin.dtype == torch.float64
+    with pytest.raises(ValueError, match=r"^theta_base must be a finite number above 1; got inf$"):
+        compute_rope_params(8, theta_base=float("inf"))
+
+
+def test_cos_and_sin_on_another_device_are_named():
+    cos, sin = compute_rope_params(8, context_length=4)
+    with pytest.raises(
+        ValueError, match=r"^x, cos and sin must be on one device; got x on meta, cos on cpu"
+    ):
+        apply_rope(torch.empty(1, 1, 4, 8, device="meta"), cos, sin)

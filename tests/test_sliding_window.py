@@ -92,3 +92,37 @@ def test_the_window_can_be_changed_after_construction(batch):
 def test_a_window_below_one_or_not_an_int_is_refused(window, error, message):
     with pytest.raises(error, match=message):
         MultiHeadAttentionWithSWA(4, 4, 0.0, num_heads=2, sliding_window_size=window)
+
+
+def test_a_window_set_later_is_checked_and_cannot_change_under_a_cache():
+    swa = MultiHeadAttentionWithSWA(4, 4, 0.0, num_heads=2)
+    with pytest.raises(ValueError, match=r"^sliding_window_size must be a positive int; got 0$"):
+        swa.sliding_window_size = 0
+    with pytest.raises(TypeError, match=r"^sliding_window_size must be a positive int; got '3'"):
+        swa.sliding_window_size = "3"
+    swa.sliding_window_size = 2
+    with torch.no_grad():
+        swa(torch.randn(1, 5, 4), use_cache=True)
+        with pytest.raises(
+            ValueError,
+            match=r"^sliding_window_size cannot change while the cache holds 2 tokens; "
+            r"call reset_cache\(\) first$",
+        ):
+            swa.sliding_window_size = 4
+        swa.reset_cache()
+        swa.sliding_window_size = 4
+    assert swa.sliding_window_size == 4
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        ((0, 3, 0, 3, 0), ValueError, r"^window must be a positive int; got 0$"),
+        ((-1, 3, 0, 3), ValueError, r"^query_start must be an int >= 0; got -1$"),
+        ((0, 0, 0, 3), ValueError, r"^num_queries must be a positive int; got 0$"),
+        ((0, 3, 1.5, 3), TypeError, r"^key_start must be an int >= 0; got 1.5 \(float\)$"),
+    ],
+)
+def test_position_hide_mask_names_a_bad_argument(args, error, message):
+    with pytest.raises(error, match=message):
+        position_hide_mask(*args)

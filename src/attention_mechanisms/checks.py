@@ -63,6 +63,30 @@ def check_flag(name: str, value: object) -> bool:
     return value
 
 
+def check_position(name: str, value: object) -> int:
+    """Return ``value`` if it is an ``int >= 0`` (a position in the sequence)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int >= 0; got {value!r} ({type(value).__name__})")
+    if value < 0:
+        raise ValueError(f"{name} must be an int >= 0; got {value}")
+    return int(value)
+
+
+def check_like_parameters(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """Return ``x`` if it has the dtype and the device of the module's parameters."""
+    if x.dtype != weight.dtype:
+        raise TypeError(
+            f"x must be {weight.dtype} like the module's parameters; got {x.dtype}: convert "
+            f"x with x.to({weight.dtype}), or the module with .to({x.dtype})"
+        )
+    if x.device != weight.device:
+        raise ValueError(
+            f"x must be on {weight.device} like the module's parameters; got {x.device}: "
+            f"move x with x.to({str(weight.device)!r}), or the module with .to(...)"
+        )
+    return x
+
+
 def check_floating(name: str, tensor: object) -> torch.Tensor:
     """Return ``tensor`` if it is a floating-point ``torch.Tensor``."""
     if not isinstance(tensor, torch.Tensor):
@@ -210,11 +234,12 @@ def check_rope_inputs(x: object, cos: object, sin: object, offset: object) -> tu
             f"cos and sin must both be (num_positions, head_dim={x.shape[-1]}) from "
             f"compute_rope_params; got cos {tuple(cos.shape)} and sin {tuple(sin.shape)}"
         )
-    if isinstance(offset, bool) or not isinstance(offset, numbers.Integral):
-        raise TypeError(f"offset must be an int >= 0; got {offset!r} ({type(offset).__name__})")
-    start = int(offset)
-    if start < 0:
-        raise ValueError(f"offset must be an int >= 0; got {start}")
+    if not x.device == cos.device == sin.device:
+        raise ValueError(
+            f"x, cos and sin must be on one device; got x on {x.device}, cos on {cos.device}, "
+            f"sin on {sin.device}: move cos and sin with .to(x.device)"
+        )
+    start = check_position("offset", offset)
     if start + x.shape[2] > cos.shape[0]:
         raise ValueError(
             f"x covers positions {start} to {start + x.shape[2] - 1}, but cos and sin hold "

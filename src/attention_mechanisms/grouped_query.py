@@ -25,7 +25,15 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .checks import check_dropout, check_flag, check_groups, check_heads, check_size, check_tokens
+from .checks import (
+    check_dropout,
+    check_flag,
+    check_groups,
+    check_heads,
+    check_like_parameters,
+    check_size,
+    check_tokens,
+)
 from .positions import append_to_cache, position_hide_mask
 
 __all__ = ["GroupedQueryAttention"]
@@ -59,7 +67,9 @@ class GroupedQueryAttention(nn.Module):
         num_heads: Number of query heads, ``h``; must divide ``d_out``.
         num_kv_groups: Number of key-value heads, ``g``; must divide ``num_heads``.
         qkv_bias: Give the query, key and value projections a bias term.
-        dtype: Floating-point type of the parameters (``None``: PyTorch's default).
+        dtype: Floating-point type of the parameters (``None``: PyTorch's default). The
+            bonus code lists ``dtype`` before ``qkv_bias``; here ``qkv_bias`` comes first, as
+            in every class of the package, so pass ``dtype`` by name.
 
     Raises:
         TypeError: If a size is not an int, ``dropout`` is not a number, or ``qkv_bias`` is
@@ -113,15 +123,20 @@ class GroupedQueryAttention(nn.Module):
             use_cache: Append this call's keys and values to the cache and attend to all of
                 them; ``False`` empties the cache and attends within ``x`` alone.
 
+        Generate under ``torch.no_grad()``: otherwise the cache also keeps the autograd
+        graph of every step that filled it, as the bonus code's does.
+
         Returns:
             ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
 
         Raises:
-            TypeError: If ``x`` is not a floating-point tensor or ``use_cache`` not a bool.
-            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, or
-                with ``use_cache`` it does not continue the cached batch.
+            TypeError: If ``x`` is not a floating-point tensor of the parameters' dtype, or
+                ``use_cache`` is not a bool.
+            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, it is
+                not on the parameters' device, or with ``use_cache`` it does not continue
+                the cached batch.
         """
-        x = check_tokens(x, self.d_in)
+        x = check_like_parameters(check_tokens(x, self.d_in), self.W_query.weight)
         xb = x if x.dim() == 3 else x.unsqueeze(0)  # (b, T, d_in): one sequence is a batch of 1
         b, num_tokens, _ = xb.shape
         queries = self.W_query(xb)  # (b, T, h * d_head)

@@ -22,7 +22,14 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .checks import check_dropout, check_flag, check_heads, check_size, check_tokens
+from .checks import (
+    check_dropout,
+    check_flag,
+    check_heads,
+    check_like_parameters,
+    check_size,
+    check_tokens,
+)
 from .positions import append_to_cache, position_hide_mask
 
 __all__ = ["MultiHeadLatentAttention"]
@@ -105,15 +112,20 @@ class MultiHeadLatentAttention(nn.Module):
             use_cache: Append this call's latents to the cache and attend to all cached
                 tokens; ``False`` empties the cache and attends within ``x`` alone.
 
+        Generate under ``torch.no_grad()``: otherwise the cache also keeps the autograd
+        graph of every step that filled it, as the bonus code's does.
+
         Returns:
             ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
 
         Raises:
-            TypeError: If ``x`` is not a floating-point tensor or ``use_cache`` not a bool.
-            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, or
-                with ``use_cache`` it does not continue the cached batch.
+            TypeError: If ``x`` is not a floating-point tensor of the parameters' dtype, or
+                ``use_cache`` is not a bool.
+            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, it is
+                not on the parameters' device, or with ``use_cache`` it does not continue
+                the cached batch.
         """
-        x = check_tokens(x, self.d_in)
+        x = check_like_parameters(check_tokens(x, self.d_in), self.W_query.weight)
         xb = x if x.dim() == 3 else x.unsqueeze(0)  # (b, T, d_in): one sequence is a batch of 1
         b, num_tokens, _ = xb.shape
         queries = self.W_query(xb)  # (b, T, d_out)

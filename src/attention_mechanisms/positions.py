@@ -24,6 +24,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from .checks import check_position, check_size
+
 __all__ = ["append_to_cache", "position_hide_mask"]
 
 
@@ -48,6 +50,10 @@ def position_hide_mask(
     Returns:
         A ``torch.bool`` tensor of shape ``(L, S)``; ``True`` marks a hidden key.
 
+    Raises:
+        TypeError, ValueError: If a start is not an int ``>= 0``, or a count or the window
+            is not a positive int.
+
     Example:
         >>> position_hide_mask(0, 4, 0, 4, window=2).int()
         tensor([[0, 1, 1, 1],
@@ -57,6 +63,12 @@ def position_hide_mask(
         >>> position_hide_mask(3, 1, 0, 4)  # a new token at position 3 sees all four keys
         tensor([[False, False, False, False]])
     """
+    query_start, key_start = (
+        check_position("query_start", query_start),
+        check_position("key_start", key_start),
+    )
+    num_queries, num_keys = check_size("num_queries", num_queries), check_size("num_keys", num_keys)
+    window = None if window is None else check_size("window", window)
     q_positions = torch.arange(query_start, query_start + num_queries, device=device)
     k_positions = torch.arange(key_start, key_start + num_keys, device=device)
     distance = q_positions.unsqueeze(-1) - k_positions.unsqueeze(0)  # (L, S): how far back
@@ -75,13 +87,17 @@ def append_to_cache(cached: Tensor | None, new: Tensor, dim: int, name: str) -> 
     """
     if cached is None:
         return new
+    if new.shape[0] != cached.shape[0]:
+        raise ValueError(
+            f"x has a batch of {new.shape[0]} sequence(s), but the cache holds "
+            f"{cached.shape[0]}; call reset_cache() before a new batch, or pass use_cache=False"
+        )
     expected = [size for i, size in enumerate(cached.shape) if i != dim]
     came = [size for i, size in enumerate(new.shape) if i != dim]
     if expected != came or (new.dtype, new.device) != (cached.dtype, cached.device):
         raise ValueError(
-            f"x must continue the cached batch: {name} of shape {tuple(new.shape)} "
-            f"({new.dtype} on {new.device}) does not extend the cache of shape "
-            f"{tuple(cached.shape)} ({cached.dtype} on {cached.device}) along dimension {dim}; "
-            "call reset_cache() before a new batch, or pass use_cache=False"
+            f"x must continue the cached sequence: its {name}, {tuple(new.shape)} "
+            f"({new.dtype} on {new.device}), do not extend the cache, {tuple(cached.shape)} "
+            f"({cached.dtype} on {cached.device}); call reset_cache() first"
         )
     return torch.cat([cached, new], dim=dim)

@@ -21,6 +21,7 @@ keep each vector's length.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import torch
@@ -44,7 +45,9 @@ def compute_rope_params(
         theta_base: Base of the angles; pair $k$ turns by ``theta_base ** (-2k / head_dim)``
             radians per position. Llama 2 uses 10,000; Llama 3 500,000.
         context_length: Number of positions to precompute.
-        dtype: Type of the positions and exponents, as in the book's bonus code.
+        dtype: Type of the positions and exponents, as in the book's bonus code:
+            ``torch.float32`` or ``torch.float64`` (the speeds $\theta_k$ themselves are
+            float32 either way, as there).
 
     Returns:
         ``(cos, sin)``, each ``(context_length, head_dim)``, float32 (float64 if ``dtype``
@@ -53,9 +56,10 @@ def compute_rope_params(
         each half of the features.
 
     Raises:
-        TypeError: If a size is not an int or ``theta_base`` is not a number.
+        TypeError: If a size is not an int, ``theta_base`` is not a number, or ``dtype`` is
+            not float32 or float64.
         ValueError: If a size is not positive, ``head_dim`` is odd, or ``theta_base`` is
-            not above 1.
+            not a finite number above 1.
 
     Example:
         >>> cos, sin = compute_rope_params(head_dim=4, context_length=3)
@@ -72,8 +76,13 @@ def compute_rope_params(
         )
     if isinstance(theta_base, bool) or not isinstance(theta_base, numbers.Real):
         raise TypeError(f"theta_base must be a number above 1; got {theta_base!r}")
-    if not theta_base > 1:
-        raise ValueError(f"theta_base must be a number above 1; got {theta_base}")
+    if not 1 < theta_base < math.inf:
+        raise ValueError(f"theta_base must be a finite number above 1; got {theta_base}")
+    if dtype not in (torch.float32, torch.float64):
+        raise TypeError(
+            f"dtype must be torch.float32 or torch.float64; got {dtype!r}: in a lower precision "
+            "the positions themselves are rounded (bfloat16 cannot tell 256 from 257)"
+        )
     exponents = torch.arange(0, head_dim, 2, dtype=dtype)[: head_dim // 2].float() / head_dim
     inv_freq = 1.0 / (theta_base**exponents)  # (d/2,): theta_k, radians per position
     positions = torch.arange(context_length, dtype=dtype)  # (context_length,)
@@ -85,9 +94,11 @@ def compute_rope_params(
 def apply_rope(x: Tensor, cos: Tensor, sin: Tensor, offset: int = 0) -> Tensor:
     r"""Rotate each pair of features of ``x`` by its position's angle.
 
-    Apply it to queries and keys, after the split into heads and before the scores; never to
-    values. With a KV cache the new tokens do not start at position 0: pass the number of
-    cached tokens as ``offset``.
+    Apply it to queries and keys, after the split into heads **and** the transpose (a
+    ``(b, T, h, d)`` tensor passes the shape check but is turned by head instead of by
+    position) and before the scores; never to values. With a KV cache the new tokens do not
+    start at position 0: pass the position of the first of them as ``offset`` (the classes'
+    ``ptr_current_pos``; not the cache's length, which a sliding window keeps short).
 
     Shape notation:
         - ``b``: batch size; ``h``: heads; ``T``: tokens; ``d``: ``head_dim``
@@ -106,8 +117,8 @@ def apply_rope(x: Tensor, cos: Tensor, sin: Tensor, offset: int = 0) -> Tensor:
     Raises:
         TypeError: If ``x``, ``cos`` or ``sin`` is not a floating-point tensor, or
             ``offset`` is not an int.
-        ValueError: If the shapes do not fit, ``offset`` is negative, or the positions run
-            past ``N``.
+        ValueError: If the shapes or devices do not fit, ``offset`` is negative, or the
+            positions run past ``N``.
 
     Example:
         >>> cos, sin = compute_rope_params(head_dim=2, context_length=4)

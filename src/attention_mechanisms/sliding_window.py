@@ -1,9 +1,10 @@
 r"""Sliding-window attention: each token attends only to the last few tokens.
 
 Causal attention lets token $i$ attend to all $i$ tokens before it, so its cost and its KV
-cache grow with the context. Sliding-window attention (used by Mistral 7B, and by Gemma 2
-and 3 in most of their layers) also hides every key $w$ or more positions back: each query
-sees itself and the $w - 1$ tokens before it, a band of the causal triangle.
+cache grow with the context. Sliding-window attention (in every layer of the first Mistral
+7B, every other layer of Gemma 2, five layers of six in Gemma 3) also hides every key $w$ or
+more positions back: each query sees itself and the $w - 1$ tokens before it, a band of the
+causal triangle.
 
 $$
 M_{ij} = \begin{cases} 0 & 0 \le i - j < w \\ -\infty & \text{otherwise} \end{cases}
@@ -20,7 +21,14 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .checks import check_dropout, check_flag, check_heads, check_size, check_tokens
+from .checks import (
+    check_dropout,
+    check_flag,
+    check_heads,
+    check_like_parameters,
+    check_size,
+    check_tokens,
+)
 from .positions import append_to_cache, position_hide_mask
 
 __all__ = ["MultiHeadAttentionWithSWA"]
@@ -39,7 +47,8 @@ class MultiHeadAttentionWithSWA(nn.Module):
     Parameters are created in the book's order (``W_query``, ``W_key``, ``W_value``,
     ``out_proj``) and there is no ``context_length`` and no mask buffer: the mask is built
     from positions in every call. ``sliding_window_size`` may be changed after construction,
-    as the bonus material's model does to make some of its layers global.
+    as the bonus material's model does to make some of its layers global, but not while the
+    cache holds tokens.
 
     Shape notation:
         - ``b``: batch size (optional); ``T``: number of new tokens
@@ -60,7 +69,8 @@ class MultiHeadAttentionWithSWA(nn.Module):
         TypeError: If a size is not an int, ``dropout`` is not a number, or ``qkv_bias`` is
             not a bool.
         ValueError: If a size is not positive (a window below 1 included), ``d_out`` is not
-            divisible by ``num_heads``, or ``dropout`` is outside ``[0, 1)``.
+            divisible by ``num_heads``, or ``dropout`` is outside ``[0, 1)``; or if the window
+            is changed while the cache holds tokens.
 
     Example:
         >>> swa = MultiHeadAttentionWithSWA(8, 8, 0.0, num_heads=2, sliding_window_size=3)
@@ -70,6 +80,7 @@ class MultiHeadAttentionWithSWA(nn.Module):
 
     cache_k: Tensor | None
     cache_v: Tensor | None
+    _window: int | None
 
     def __init__(
         self,
@@ -91,14 +102,24 @@ class MultiHeadAttentionWithSWA(nn.Module):
         self.W_value = nn.Linear(d_in, d_out, bias=bias)
         self.out_proj = nn.Linear(d_out, d_out)
         self.dropout = nn.Dropout(check_dropout("dropout", dropout))
-        self.sliding_window_size = (
-            None
-            if sliding_window_size is None
-            else check_size("sliding_window_size", sliding_window_size)
-        )
         self.register_buffer("cache_k", None, persistent=False)
         self.register_buffer("cache_v", None, persistent=False)
         self.ptr_current_pos = 0
+        self.sliding_window_size = sliding_window_size
+
+    @property
+    def sliding_window_size(self) -> int | None:
+        """Number of keys each query sees, itself included; ``None`` for no window."""
+        return self._window
+
+    @sliding_window_size.setter
+    def sliding_window_size(self, window: int | None) -> None:
+        if self.cache_k is not None:
+            raise ValueError(
+                "sliding_window_size cannot change while the cache holds "
+                f"{self.cache_k.shape[1]} tokens; call reset_cache() first"
+            )
+        self._window = None if window is None else check_size("sliding_window_size", window)
 
     def forward(self, x: Tensor, use_cache: bool = False) -> Tensor:
         """Attend causally within the window, then mix the heads with ``out_proj``.
@@ -109,15 +130,20 @@ class MultiHeadAttentionWithSWA(nn.Module):
             use_cache: Attend to the cached keys and values too, then keep the last
                 ``sliding_window_size`` of them; ``False`` empties the cache.
 
+        Generate under ``torch.no_grad()``: otherwise the cache also keeps the autograd
+        graph of every step that filled it, as the bonus code's does.
+
         Returns:
             ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
 
         Raises:
-            TypeError: If ``x`` is not a floating-point tensor or ``use_cache`` not a bool.
-            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, or
-                with ``use_cache`` it does not continue the cached batch.
+            TypeError: If ``x`` is not a floating-point tensor of the parameters' dtype, or
+                ``use_cache`` is not a bool.
+            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, it is
+                not on the parameters' device, or with ``use_cache`` it does not continue
+                the cached batch.
         """
-        x = check_tokens(x, self.d_in)
+        x = check_like_parameters(check_tokens(x, self.d_in), self.W_query.weight)
         xb = x if x.dim() == 3 else x.unsqueeze(0)  # (b, T, d_in): one sequence is a batch of 1
         b, num_tokens, _ = xb.shape
         keys = self.W_key(xb)  # (b, T, d_out)

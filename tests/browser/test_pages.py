@@ -236,3 +236,42 @@ def test_a_class_cell_reads_like_the_book_and_links_to_its_full_source(
             full_page=True,
             clip={"x": 0, "y": top, "width": width, "height": bottom - top},
         )
+
+
+# The classes of the pages on today's LLMs, each shown as its changes from MultiHeadAttention.
+CHANGES_CELLS = {
+    "llms/grouped-query-attention/": "GroupedQueryAttention",
+    "llms/sliding-window-attention/": "MultiHeadAttentionWithSWA",
+    "llms/latent-attention/": "MultiHeadLatentAttention",
+}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("chapter", sorted(CHANGES_CELLS))
+def test_a_class_shown_as_its_changes_then_unfolds_whole(
+    context, base_url, screenshots, language, chapter
+):
+    name = CHANGES_CELLS[chapter]
+    page = context.new_page()
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{base_url}{language}/{chapter}", wait_until="networkidle")
+    cell = page.locator(f'.nb-cell[data-include$=".{name}"]')
+    assert cell.count() == 1
+    diff = cell.locator(".book-changes pre code")
+    lines = diff.inner_text().splitlines()
+    assert lines[:2] == ["--- MultiHeadAttention", f"+++ {name}"]
+    assert (
+        f"+class {name}(nn.Module):" in lines and "-class MultiHeadAttention(nn.Module):" in lines
+    )
+    assert cell.locator(".book-changes .gd").count() > 0 < cell.locator(".book-changes .gi").count()
+    # The whole class is folded under the diff, its title in the page's language.
+    fold = cell.locator("details.book-whole-class")
+    title = fold.locator("summary").inner_text().strip()
+    assert (title == "The whole class") == (language == "en"), title
+    whole = fold.locator("pre code")
+    assert not whole.is_visible()
+    fold.locator("summary").click()
+    assert whole.is_visible()
+    assert whole.inner_text().startswith(f"class {name}(nn.Module):\n    def __init__(self, d_in")
+    assert page.locator(f'.nb-cell[data-include$=".{name}"] + p.nb-source a').inner_text() == name
+    cell.screenshot(path=screenshots / f"changes-{language}-{name}.phone.png")

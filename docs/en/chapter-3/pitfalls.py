@@ -611,5 +611,6 @@ print("without offset equals one pass:", torch.allclose(wrong, full))
 # without offset equals one pass: False
 
 # %% [markdown]
-# **Fix:** pass the number of cached tokens as `offset`, the `ptr_current_pos` that the
-# classes of these pages keep.
+# **Fix:** pass the position of the first new token as `offset`: the `ptr_current_pos` that
+# the classes of these pages keep, not the cache's length, which a sliding window keeps
+# short.

@@ -3,10 +3,10 @@
 #
 # Beyond the book. Chapter 3 ends with GPT-2's multi-head attention, where every head has
 # its own queries, keys and values. Llama 3, Mistral, Qwen and Gemma keep many query heads
-# but let them share a few key and value heads: *grouped-query attention* (GQA). The model
-# computes nearly the same function, and the memory it needs to generate text shrinks by a
-# factor of four or more. This page builds the class from `MultiHeadAttention`, checks it
-# against PyTorch, and measures what it saves.
+# but let them share a few key and value heads: *grouped-query attention* (GQA, Ainslie et
+# al., 2023), and the memory they need to generate text shrinks by a factor of four or
+# more. This page builds the class from `MultiHeadAttention`, checks it against PyTorch,
+# and measures what it saves.
 
 # %%
 import matplotlib.pyplot as plt
@@ -20,6 +20,7 @@ from attention_mechanisms.checks import (
     check_flag,
     check_groups,
     check_heads,
+    check_like_parameters,
     check_size,
     check_tokens,
 )
@@ -134,9 +135,9 @@ k = gqa.W_key(x).view(b, t, 2, 4).transpose(1, 2)  # (b, 2 heads, t, 4)
 v = gqa.W_value(x).view(b, t, 2, 4).transpose(1, 2)
 context = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
 expected = gqa.out_proj(context.transpose(1, 2).reshape(b, t, 32))
-print("largest difference:", (gqa(x) - expected).abs().max().item() < 1e-6)
+print("agrees to 1e-6:", (gqa(x) - expected).abs().max().item() < 1e-6)
 # Out:
-# largest difference: True
+# agrees to 1e-6: True
 
 # %% [markdown]
 # And with as many groups as heads, it is `MultiHeadAttention`: copy the weights across
@@ -276,16 +277,23 @@ for groups in (32, 8):
 # %% [markdown]
 # ### Exercise 2: Which heads share a key?
 #
-# With 6 query heads and 2 key-value heads, which query heads use key head 1? Check your
-# answer by comparing the keys that the module builds for each head.
+# With 6 query heads and 2 key-value heads, which query heads use key-value head 1? Check
+# your answer with the module itself: change the weights of value head 1 only, and see
+# which heads' context vectors change.
 
 # %% tags=["solution"]
 torch.manual_seed(2)
 gqa = GroupedQueryAttention(d_in=4, d_out=12, dropout=0.0, num_heads=6, num_kv_groups=2)
 x = torch.randn(1, 3, 4)
-keys = gqa.W_key(x).view(1, 3, 2, 2).transpose(1, 2)  # (b, 2 key heads, tokens, 2)
-per_query_head = keys.repeat_interleave(gqa.group_size, dim=1)  # what forward uses
-print([h + 1 for h in range(6) if torch.equal(per_query_head[:, h], keys[:, 0])])
+seen = {}  # what out_proj receives: the heads' context vectors side by side
+gqa.out_proj.register_forward_hook(lambda module, args, out: seen.update(heads=args[0]))
+gqa(x)
+before = seen["heads"].view(1, 3, 6, 2)  # (b, tokens, 6 heads, head_dim)
+with torch.no_grad():
+    gqa.W_value.weight[:2] += 1.0  # the rows of value head 1
+gqa(x)
+after = seen["heads"].view(1, 3, 6, 2)
+print([h + 1 for h in range(6) if not torch.equal(before[:, :, h], after[:, :, h])])
 # Out:
 # [1, 2, 3]
 

@@ -19,6 +19,7 @@ from attention_mechanisms.checks import (
     check_dropout,
     check_flag,
     check_heads,
+    check_like_parameters,
     check_size,
     check_tokens,
 )
@@ -51,8 +52,8 @@ batch = torch.stack((inputs, inputs), dim=0)  # (2, 6, 3)
 # $$
 #
 # Only $c$ is cached: $r$ numbers per token and layer instead of $2 \, d_\text{out}$, a
-# ratio of $r / (2 \, d_\text{out})$. The price is computing $W_\text{UK}$ and
-# $W_\text{UV}$ again from the cache at every step. DeepSeek's models avoid most of that by
+# ratio of $r / (2 \, d_\text{out})$. The price is recomputing the keys and values from every
+# cached latent at each step. DeepSeek's models avoid most of that by
 # folding $W_\text{UK}$ into the queries, and they give each head a few extra rotated key
 # features; like the book's bonus code, this class keeps the core idea only.
 #
@@ -120,8 +121,9 @@ print("rank of W_key:", torch.linalg.matrix_rank(mha.W_key.weight).item(), "of 1
 # rank of W_key: 6 of 16
 
 # %% [markdown]
-# Latent attention is thus a constraint on multi-head attention, learned from the start:
-# every head's keys and values live in the same 6-dimensional space.
+# Latent attention is thus multi-head attention with a constraint, imposed from the start:
+# the keys of every head are computed from the same 6 numbers per token, and so are the
+# values.
 #
 # ## Generating with the latent cache
 #
@@ -244,6 +246,8 @@ latent_dim = 2 * 8 * 128
 with torch.device("meta"):
     gqa_layer = GroupedQueryAttention(4096, 4096, 0.0, 32, num_kv_groups=8)
     mla_layer = MultiHeadLatentAttention(4096, 4096, 0.0, 32, latent_dim=latent_dim)
+gqa_layer.to(torch.bfloat16)
+mla_layer.to(torch.bfloat16)
 print(latent_dim, cache_bytes(gqa_layer, 100, 4096) == cache_bytes(mla_layer, 100, 4096))
 # Out:
 # 2048 True

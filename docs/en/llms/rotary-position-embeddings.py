@@ -1,8 +1,9 @@
 # %% [markdown]
 # # Rotary position embeddings
 #
-# Beyond the book. Attention itself does not know where a token stands: permute the keys
-# and values together and each query's context vector stays the same. GPT-2 therefore adds
+# Beyond the book. Attention itself does not know where a token stands: without a causal
+# mask, permute the keys and values together and each query's context vector stays the
+# same. GPT-2 therefore adds
 # a learned position vector to every token embedding before the first layer. Llama, Qwen,
 # Mistral, Gemma and DeepSeek instead *rotate* the queries and keys inside every attention
 # layer, by angles that grow with the position: rotary position embeddings, RoPE
@@ -10,6 +11,7 @@
 # the property that makes them work, and shows where they go in an attention layer.
 
 # %%
+import math
 import numbers
 
 import matplotlib.pyplot as plt
@@ -53,7 +55,7 @@ inputs = torch.tensor(
 # [`compute_rope_params`][attention_mechanisms.rope.compute_rope_params] computes the
 # cosines and sines of every angle once, for every position up to `context_length`;
 # [`apply_rope`][attention_mechanisms.rope.apply_rope] turns queries or keys with them.
-# Both have the names and signatures of the book's bonus code for Llama:
+# Both have the names and signatures of the RoPE functions in the book's bonus code:
 
 # %% include="attention_mechanisms.rope.compute_rope_params"
 
@@ -92,8 +94,9 @@ print("angles:", torch.atan2(turned[:, 1], turned[:, 0]))
 # ## Scores depend on the distance only
 #
 # Take a query and a key, and place them at positions $m$ and $n$; then shift both by the
-# same amount. The score stays the same; change the distance and it changes. The angles
-# are computed in float64 here, so that only the rounding of float64 is left:
+# same amount. The score stays the same; change the distance and it changes. The cosines
+# and sines are computed in float64 here (the speeds $\theta_k$ stay float32, as in the
+# bonus code), so that only the rounding of float64 is left:
 
 # %%
 torch.manual_seed(0)
@@ -149,12 +152,14 @@ print(attn_weights[0, 0])
 
 # %% [markdown]
 # With a cache, the new token is not at position 0: a token at position 5 must be turned by
-# the angles of row 5, so the number of cached tokens is passed as `offset`. Turning the
-# tokens one at a time with their offsets gives what turning the whole sequence gives:
+# the angles of row 5, so its position is passed as `offset` (the classes' `ptr_current_pos`;
+# not the cache's length, which a sliding window keeps short). Turning the tokens one at a
+# time with their offsets gives what turning the whole sequence gives:
 
 # %%
-whole = apply_rope(keys.detach(), cos, sin)
-one_by_one = [apply_rope(keys.detach()[:, :, t : t + 1], cos, sin, offset=t) for t in range(6)]
+plain_keys = mha.W_key(x).view(1, 6, 2, 2).transpose(1, 2).detach()  # not turned yet
+whole = apply_rope(plain_keys, cos, sin)
+one_by_one = [apply_rope(plain_keys[:, :, t : t + 1], cos, sin, offset=t) for t in range(6)]
 print("with offsets:", torch.equal(torch.cat(one_by_one, dim=2), whole))
 # Out:
 # with offsets: True

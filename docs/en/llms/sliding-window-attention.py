@@ -2,9 +2,9 @@
 # # Sliding-window attention
 #
 # Beyond the book. In causal attention every token attends to all the tokens before it, so
-# both the work and the KV cache grow with the length of the text. Mistral 7B, and Gemma 2
-# and 3 in most of their layers, let each token look back only a fixed number of tokens: a
-# window that slides along with it. This page builds the class from `MultiHeadAttention`,
+# both the work and the KV cache grow with the length of the text. The first Mistral 7B in
+# every layer, Gemma 2 in every other layer and Gemma 3 in five layers of six let each token
+# look back only a fixed number of tokens: a window that slides along with it. This page builds the class from `MultiHeadAttention`,
 # checks it against PyTorch, and measures the cache of a Gemma 3-like model.
 
 # %%
@@ -18,6 +18,7 @@ from attention_mechanisms.checks import (
     check_dropout,
     check_flag,
     check_heads,
+    check_like_parameters,
     check_size,
     check_tokens,
 )
@@ -113,6 +114,8 @@ swa = MultiHeadAttentionWithSWA(d_in=3, d_out=2, dropout=0.0, num_heads=2, slidi
 print("window of 6, bit for bit:", torch.equal(swa(batch), mha(batch)))
 swa.sliding_window_size = 2
 print(swa(batch)[0])
+same_rows = zip(swa(batch)[0], mha(batch)[0], strict=True)
+print("rows equal to chapter 3's:", [torch.equal(a, b) for a, b in same_rows])
 # Out:
 # window of 6, bit for bit: True
 # tensor([[0.3190, 0.4858],
@@ -121,6 +124,7 @@ print(swa(batch)[0])
 #         [0.2453, 0.3837],
 #         [0.2299, 0.4450],
 #         [0.2338, 0.4354]], grad_fn=<SelectBackward0>)
+# rows equal to chapter 3's: [True, True, False, False, False, False]
 
 # %% [markdown]
 # The first two rows are chapter 3's (they see at most two tokens anyway); from "starts" on,
