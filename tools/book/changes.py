@@ -51,13 +51,9 @@ def add_outputs(nb: nbformat.NotebookNode) -> None:
     """Give each executed cell tagged ``diff-from:<base>`` its diff as a last output."""
     for cell in nb.cells:
         tags = cell.metadata.get("tags", [])
-        bases = [tag.removeprefix(TAG) for tag in tags if tag.startswith(TAG)]
-        names = [tag.removeprefix("include:") for tag in tags if tag.startswith("include:")]
-        for base, name in zip(bases, names, strict=False):
-            cell.outputs.append(
-                nbformat.v4.new_output(
-                    "display_data",
-                    data={"text/html": diff_html(diff_text(base, name))},
-                    metadata={"book": "changes"},
-                )
-            )
+        base = next((tag.removeprefix(TAG) for tag in tags if tag.startswith(TAG)), None)
+        if base is None:
+            continue
+        name = next(tag.removeprefix("include:") for tag in tags if tag.startswith("include:"))
+        html = diff_html(diff_text(base, name))
+        cell.outputs.append(nbformat.v4.new_output("display_data", data={"text/html": html}))
