@@ -3,13 +3,23 @@
 One module per section of chapter 3 of *Build a Large Language Model (From Scratch)*, with
 the book's class names, constructor signatures and parameter names; and one per idea of the
 attention in today's LLMs (grouped-query, sliding-window, rotary and latent attention), with
-the names and signatures of the book's bonus material.
+the names and signatures of the book's bonus material; and a small model trained to copy, to
+see what attention learns (`induction`).
 """
 
 from .causal import CausalAttention
 from .functional import causal_mask, scaled_dot_product_attention
 from .fused import FusedMultiHeadAttention, KVCache
 from .grouped_query import GroupedQueryAttention
+from .induction import (
+    AttentionOnlyTransformer,
+    attention_patterns,
+    copy_accuracy,
+    head_scores,
+    repeated_tokens,
+    train_induction,
+    zero_heads,
+)
 from .latent import MultiHeadLatentAttention
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper
 from .positions import position_hide_mask
@@ -32,6 +42,7 @@ from .sliding_window import MultiHeadAttentionWithSWA
 from .tiled import tiled_attention
 
 __all__ = [
+    "AttentionOnlyTransformer",
     "CausalAttention",
     "FusedMultiHeadAttention",
     "GroupedQueryAttention",
@@ -43,6 +54,7 @@ __all__ = [
     "SelfAttention_v1",
     "SelfAttention_v2",
     "apply_rope",
+    "attention_patterns",
     "attention_scores",
     "attention_scores_loop",
     "attention_weights",
@@ -50,14 +62,19 @@ __all__ = [
     "compute_rope_params",
     "context_vector",
     "context_vectors",
+    "copy_accuracy",
+    "head_scores",
     "normalize_by_sum",
     "position_hide_mask",
     "query_scores",
     "query_scores_loop",
+    "repeated_tokens",
     "scaled_dot_product_attention",
     "simplified_self_attention",
     "softmax_naive",
     "softmax_stable",
     "tiled_attention",
+    "train_induction",
+    "zero_heads",
 ]
 __version__ = "0.1.0"

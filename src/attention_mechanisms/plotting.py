@@ -25,6 +25,7 @@ from torch import Tensor
 from .checks import check_floating
 
 if TYPE_CHECKING:  # matplotlib is optional: imported only when a figure is drawn
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 __all__ = ["AttentionFigure", "show_attention", "show_figure"]
@@ -69,7 +70,7 @@ def show_attention(
     caption: str,
     alt: str,
     head_titles: Sequence[str] | None = None,
-    decimals: int = 2,
+    decimals: int | None = 2,
 ) -> AttentionFigure:
     """Draw attention weights as annotated heatmaps, one panel per head.
 
@@ -83,7 +84,7 @@ def show_attention(
         caption: Caption shown under the figure.
         alt: Alt text describing what the figure shows.
         head_titles: One title per panel; defaults to ``"head 1"``, ``"head 2"``, ...
-        decimals: Decimals printed in each cell.
+        decimals: Decimals printed in each cell; ``None`` prints none, for many tokens.
 
     Returns:
         An [AttentionFigure][attention_mechanisms.plotting.AttentionFigure]; a notebook shows
@@ -127,14 +128,19 @@ def show_attention(
         ax.set_ylabel("query (attending)")
         if title:
             ax.set_title(title)
-        for i in range(num_tokens):
-            for j in range(num_tokens):
-                value = float(matrix[i, j])
-                color = "white" if value > 0.6 * image.norm.vmax else "black"
-                ax.text(
-                    j, i, f"{value:.{decimals}f}", ha="center", va="center", color=color, fontsize=8
-                )
+        if decimals is not None:
+            _annotate(ax, matrix, float(image.norm.vmax), decimals)
     return show_figure(fig, caption=caption, alt=alt)
+
+
+def _annotate(ax: Axes, matrix: Tensor, vmax: float, decimals: int) -> None:
+    """Write each cell's value on it, white on the dark cells."""
+    for i, row in enumerate(matrix.tolist()):
+        for j, value in enumerate(row):
+            color = "white" if value > 0.6 * vmax else "black"
+            ax.text(
+                j, i, f"{value:.{decimals}f}", ha="center", va="center", color=color, fontsize=8
+            )
 
 
 def show_figure(fig: Figure, *, caption: str, alt: str) -> AttentionFigure:

@@ -54,16 +54,17 @@ def _translations(update: bool, numbers: bool = False) -> int:
 
 
 def _playground() -> int:
-    """The playground's JavaScript against the package, and its default view against the
-    chapters' outputs (`book.playground`)."""
+    """The playground's JavaScript against the package (the chapter-3 stages and the trained
+    model), and its default view against the chapters' outputs (`book.playground`)."""
     from book import playground_check as check  # imports torch: only this check needs it
 
-    problems = check.verify() + check.check_defaults()
+    problems = check.verify() + check.check_defaults() + check.verify_trained()
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
     print(
         f"playground: {len(check.STAGES)} stages, the default and random inputs against "
-        f"the package, {len(check.PRINTED)} default matrices against the chapters: "
+        f"the package, {len(check.PRINTED)} default matrices against the chapters, the "
+        f"trained model on {check.TRAINED_SEQUENCES} random sequences: "
         + ("ok" if not problems else f"{len(problems)} problem(s)")
     )
     return 1 if problems else 0
@@ -175,8 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub.add_parser(
         "playground-cases",
-        help="read playground cases from stdin as JSON ([{stage, inputs}]) and print what the "
-        "package computes for each (for the browser tests, which run without torch)",
+        help="read playground cases from stdin as JSON ([{stage, inputs}], or [{stage: "
+        "'trained', sequence}]) and print what the package computes for each (for the browser "
+        "tests, which run without torch)",
     )
     args = parser.parse_args(argv)
 

@@ -79,16 +79,28 @@ def _package_file(path: Path) -> bool:
     return path.is_file() and "__pycache__" not in path.parts
 
 
+def _hash_package(digest: hashlib._Hash) -> None:
+    """Every file of the package, by name and content, then the environment."""
+    for path in sorted(p for p in include.PACKAGE.rglob("*") if _package_file(p)):
+        digest.update(path.relative_to(include.PACKAGE).as_posix().encode())
+        digest.update(path.read_bytes())
+    digest.update(environment().encode())
+
+
+def package_key() -> str:
+    """Hash of the package and the environment: what a model trained by the package needs."""
+    digest = hashlib.sha256()
+    _hash_package(digest)
+    return digest.hexdigest()[:16]
+
+
 def cache_key(chapter: Path) -> str:
     """Hash of everything that can change what the chapter shows (see the module doc)."""
     digest = hashlib.sha256()
     for module in (Path(__file__), *(Path(str(m.__file__)) for m in (source, include, changes))):
         digest.update(module.read_bytes())
     digest.update(source.without_expected(chapter).encode())
-    for path in sorted(p for p in include.PACKAGE.rglob("*") if _package_file(p)):
-        digest.update(path.relative_to(include.PACKAGE).as_posix().encode())
-        digest.update(path.read_bytes())
-    digest.update(environment().encode())
+    _hash_package(digest)
     return digest.hexdigest()[:16]
 
 

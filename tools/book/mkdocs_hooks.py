@@ -2,7 +2,8 @@
 MkDocs' events to the modules that do the work, each of which runs without MkDocs.
 
 - ``on_files``: each page's source (`book.site_pages`): English chapters executed and
-  checked, translated pages composed from the English and the language's catalog;
+  checked, translated pages composed from the English and the language's catalog; and the
+  weights of the playground's trained model (`book.trained`);
 - ``on_page_content``: the page presented (`book.render`): notebook markup simplified,
   links, names and marks edited, formulas typeset, all cached in ``.cache/pages/<lang>/``;
 - ``on_page_markdown``: the playground's markup and data (`book.playground_html`), where a
@@ -91,6 +92,9 @@ def on_files(files, config):
     This runs after mkdocs-jupyter's ``on_files`` (plugins come before hooks), which has
     wrapped the English chapters already.
     """
+    from book import trained  # imports torch, which only this file needs
+
+    files.append(File.generated(config, f"assets/{trained.FILE}", content=trained.export()))
     try:
         if language(config) == links.ENGLISH:
             for file in files:

@@ -4,12 +4,15 @@
 beside the package's own functions and classes on the same input (`book.playground.
 reference`), and reports every difference beyond float32 rounding with its stage and input.
 `check_defaults` holds the default view, as the page shows it and as the package computes
-it, to what the chapters print for the same stage. `python -m book check` runs both; the
+it, to what the chapters print for the same stage. `verify_trained` runs ``induction.js``,
+the trained stage's model, beside the package's on random sequences. `python -m book check` runs both; the
 build runs `verify` before it writes anything.
 """
 
 from __future__ import annotations
 
+import base64
+import copy
 import json
 import random
 import re
@@ -66,10 +69,15 @@ process.stdout.write(JSON.stringify(results, text));
 
 def run_node(cases: list[dict], module: Path = MODULE) -> list[dict]:
     """`attend` of the JavaScript ``module`` for each case (stage, inputs, heads), in Node."""
+    return _node(_RUN, module, cases)
+
+
+def _node(script: str, module: Path, payload: object) -> list[dict]:
+    """What ``script`` prints as JSON, run in Node with ``module``'s path and ``payload``."""
     try:
         done = subprocess.run(
-            [node_executable(), "-e", _RUN, str(module.resolve())],
-            input=json.dumps(cases),
+            [node_executable(), "-e", script, str(module.resolve())],
+            input=json.dumps(payload),
             capture_output=True,
             text=True,
             encoding="utf-8",
@@ -184,3 +192,84 @@ def check_defaults(printed: Callable[[str], list[list[str]]] | None = None) -> l
 
 def _contains(run: list[str], part: list[str]) -> bool:
     return any(run[i : i + len(part)] == part for i in range(len(run) - len(part) + 1))
+
+
+_RUN_TRAINED = """
+const induction = require(process.argv[1]);
+const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
+const blob = Buffer.from(input.weights, "base64");
+const numbers = new Float32Array(blob.buffer, blob.byteOffset, blob.length / 4);
+const tensors = {};
+input.manifest.tensors.forEach(function (t) {
+  const size = t.shape.reduce(function (a, b) { return a * b; }, 1);
+  tensors[t.name] = { shape: t.shape, data: numbers.subarray(t.offset, t.offset + size) };
+});
+const model = { config: input.manifest.config, tensors: tensors };
+const results = input.sequences.map(function (ids) { return induction.forward(model, ids); });
+process.stdout.write(JSON.stringify(results));
+"""
+
+
+def random_sequences(rng: random.Random, count: int, config: dict[str, int]) -> list[list[int]]:
+    """``count`` sequences as the page makes them: the start token, then 1 to
+    ``context_length - 1`` tokens, half of them a random copy repeated."""
+    sequences = []
+    for _ in range(count):
+        length = rng.randint(1, config["context_length"] - 1)
+        tokens = [rng.randrange(config["vocab_size"]) for _ in range(length)]
+        if rng.random() < 0.5:
+            tokens = (tokens[: (length + 1) // 2] * 2)[:length]
+        sequences.append([config["vocab_size"], *tokens])
+    return sequences
+
+
+TRAINED_SEQUENCES = 60
+
+
+def verify_trained(count: int = TRAINED_SEQUENCES, seed: int = 0) -> list[str]:
+    """Every difference between ``induction.js`` and the package on the trained model.
+
+    ``count`` random sequences (`random_sequences`) go through the JavaScript forward pass
+    in Node, with the weights the page downloads, and through the package's model, in
+    float32 and in float64: every head's weights and every logit must agree to the rounding
+    of each.
+    """
+    from book import trained  # the trained model: cached, or trained now
+
+    manifest = trained.manifest()
+    sequences = random_sequences(random.Random(seed), count, manifest["config"])
+    payload = {
+        "manifest": manifest,
+        "weights": base64.b64encode(trained.export()).decode("ascii"),
+        "sequences": sequences,
+    }
+    found = _node(_RUN_TRAINED, MODULE.with_name("induction.js"), payload)
+    model = trained.model()
+    problems = []
+    for dtype in (torch.float32, torch.float64):
+        rtol, atol = TOLERANCE[dtype]
+        typed = copy.deepcopy(model).to(dtype)
+        for ids, js in zip(sequences, found, strict=True):
+            expected = _trained_reference(typed, ids)
+            for name, ours in expected.items():
+                theirs = torch.tensor(js[name.split(" ")[0]], dtype=torch.float64)
+                theirs = theirs if name == "logits" else theirs[int(name.split(" ")[1])]
+                if theirs.shape != ours.shape or not torch.allclose(
+                    theirs, ours.to(torch.float64), rtol=rtol, atol=atol
+                ):
+                    problems.append(
+                        f"trained model, {name}, sequence {ids}: the JavaScript differs from the "
+                        f"package ({str(dtype).removeprefix('torch.')})"
+                    )
+    return problems
+
+
+def _trained_reference(model: torch.nn.Module, ids: list[int]) -> dict[str, Tensor]:
+    """The package's logits and each layer's weights, as ``induction.js`` returns them."""
+    from attention_mechanisms.induction import attention_patterns
+
+    batch = torch.tensor([ids])
+    with torch.no_grad():
+        logits = model(batch)[0]  # (T, V)
+    patterns = attention_patterns(model, batch)
+    return {"logits": logits, **{f"weights {i}": p[0] for i, p in enumerate(patterns)}}

@@ -7,7 +7,10 @@ A page asks for the playground with one line of its own, `MARKER`; the hook
   interface's words (``extra.playground`` in the language's config);
 - the default example at every stage as static tables, computed by the package: what a
   reader without JavaScript sees. ``playground.js`` replaces them with the live widget;
-- the two scripts and the stylesheet, from the site's own ``assets/``.
+- the trained model's stage: its manifest (`book.trained.manifest`), whose weights the page
+  downloads from ``assets/`` when the reader picks that stage (`book.mkdocs_hooks` adds the
+  file to every language's site);
+- the scripts and the stylesheet, from the site's own ``assets/``.
 """
 
 from __future__ import annotations
@@ -18,7 +21,10 @@ import json
 MARKER = '<div class="attention-playground"></div>'
 ASSETS = (
     ("stylesheets/playground.css", '<link rel="stylesheet" href="{}">'),
+    ("javascripts/dom.js", '<script src="{}" defer></script>'),
     ("javascripts/attention.js", '<script src="{}" defer></script>'),
+    ("javascripts/induction.js", '<script src="{}" defer></script>'),
+    ("javascripts/trained.js", '<script src="{}" defer></script>'),
     ("javascripts/playground.js", '<script src="{}" defer></script>'),
 )
 
@@ -74,15 +80,15 @@ def _stage(stage: str, words: dict[str, str]) -> str:
 def widget(words: dict[str, str], assets: str) -> str:
     """The playground's markup; ``assets`` is the URL of the site's ``assets/`` folder from
     the page (``../../assets/``)."""
-    from book import playground  # imports torch: only a page with the playground needs it
+    from book import playground, trained  # import torch: only the playground's page needs it
 
-    data = {**playground.page_data(), "words": words}
+    data = {**playground.page_data(), "trained": trained.manifest(), "words": words}
     # "<" escaped: the JSON sits in a script element, which "</script>" would end.
     payload = json.dumps(data, ensure_ascii=False).replace("<", "\\u003c")
     links = "\n".join(markup.format(html.escape(assets + path)) for path, markup in ASSETS)
     stages = "".join(_stage(stage, words) for stage in playground.STAGES)
     return (
-        f'<div class="attention-playground" data-playground>\n'
+        f'<div class="attention-playground" data-playground data-assets="{html.escape(assets)}">\n'
         f'<script type="application/json" class="playground-data">{payload}</script>\n'
         # Left out of the search index: a reader searches for words, not for these numbers.
         # A section, not a div: Material's search stops excluding at the first inner </div>.

@@ -101,8 +101,9 @@ def write_root(site: Path = SITE) -> None:
 def build(languages: list[str] | None = None) -> list[Path]:
     """Build English, then every translation (or those given), in strict mode; then the root.
 
-    First the playground's JavaScript runs in Node beside the package (`book.playground_check`):
-    a difference beyond float32 rounding stops the build before anything is written.
+    First the playground's JavaScript runs in Node beside the package (`book.playground_check`),
+    on the chapter-3 stages and on the trained model (which this trains, or takes from the
+    cache): a difference beyond float32 rounding stops the build before anything is written.
 
     English builds first: it executes the chapters that are stale. The translations only
     read those executions, so they build side by side, each in its own process, and each
@@ -118,7 +119,7 @@ def build(languages: list[str] | None = None) -> list[Path]:
     built = configs(languages)
     from book import playground_check  # imports torch, which only this step needs
 
-    problems = playground_check.verify()
+    problems = playground_check.verify() + playground_check.verify_trained()
     if problems:
         raise BookError("\n".join([*problems[:10], f"{len(problems)} difference(s) in all"]))
     shutil.rmtree(SITE, ignore_errors=True)

@@ -8,20 +8,8 @@
   "use strict";
   var math = window.attentionMath;
 
-  function element(tag, attributes, children) {
-    var node = document.createElement(tag);
-    Object.keys(attributes || {}).forEach(function (name) {
-      if (attributes[name] !== null && attributes[name] !== undefined) node.setAttribute(name, attributes[name]);
-    });
-    node.append.apply(node, children || []);
-    return node;
-  }
-
+  var element = window.playgroundDom.element, fill = window.playgroundDom.fill;
   var fixed = math.fixed;
-
-  function fill(template, values) {
-    return template.replace(/\{(\w+)\}/g, function (_, key) { return values[key]; });
-  }
 
   function Playground(root, script) {
     this.root = root;
@@ -57,6 +45,9 @@
   Playground.prototype.build = function () {
     var self = this, words = this.words;
     var stages = Object.keys(math.STAGES).map(function (s) { return [s, words["stage_" + s]]; });
+    // The trained model's stage (trained.js), where the page brings its data.
+    this.trained = this.data.trained && new window.TrainedView(this, this.root.dataset.assets + this.data.trained.file);
+    if (this.trained) stages.push(["trained", words.stage_trained]);
     var counts = [];
     for (var n = 2; n <= this.data.max_tokens; n++) counts.push([String(n), String(n)]);
     var reset = element("button", { type: "button", "class": "md-button", "data-control": "reset" }, [words.reset]);
@@ -71,9 +62,11 @@
     this.sliderLabel = element("span");
     this.results = element("div", { "class": "playground-results" });
     this.explanation = element("div", { "class": "playground-explain", role: "status", "aria-live": "polite" });
-    this.root.replaceChildren(this.script, this.controls, this.embeddings,
-      element("label", { "class": "playground-slider" }, [this.sliderLabel, this.slider]),
-      this.explanation, this.results);
+    this.sliderBox = element("label", { "class": "playground-slider" }, [this.sliderLabel, this.slider]);
+    // The chapter's stages show these; the trained stage shows its own box instead.
+    this.chapterParts = [this.controls.children[1], this.embeddings, this.sliderBox, this.explanation];
+    this.root.replaceChildren.apply(this.root, [this.script, this.controls].concat(
+      this.trained ? [this.trained.box] : [], this.chapterParts.slice(1), [this.results]));
     // Listeners in the capture phase: they also hear an event that a script dispatches
     // without bubbling. "change" for the selects; "input" and "change" for the values.
     this.controls.addEventListener("change", function (event) {
@@ -84,6 +77,7 @@
       self.draw(control === "tokens");
     }, true);
     reset.addEventListener("click", function () {
+      if (self.stage === "trained") return self.trained.reset();
       self.reset();
       self.controls.querySelector('[data-control="tokens"]').value = String(self.count);
       self.draw(true);
@@ -199,7 +193,10 @@
   };
 
   Playground.prototype.draw = function (inputs) {
-    var self = this, words = this.words;
+    var self = this, words = this.words, trained = this.stage === "trained";
+    this.chapterParts.forEach(function (part) { part.hidden = trained; });
+    if (this.trained) this.trained.box.hidden = !trained;
+    if (trained) return this.trained.draw();
     var x = this.values.slice(0, this.count);
     if (inputs) this.drawEmbeddings();
     this.drawSlider();

@@ -1,0 +1,334 @@
+r"""Beyond the book: what attention learns. Two layers of chapter 3's attention, trained to copy.
+
+A sequence of random tokens followed by the same tokens again can be continued only by
+*induction*: at a token of the second copy, find where that token stood in the first copy
+and predict the token that came after it there. A transformer with two attention layers,
+and nothing else, learns it (Olsson et al., 2022, "In-context learning and induction
+heads") with two kinds of head:
+
+- a **previous-token head** in layer 0: each position attends to the position before it
+  and writes that token into the residual stream;
+- an **induction head** in layer 1: its keys read what the previous-token head wrote, so a
+  query for token $A$ matches the position *after* an earlier $A$, and its values copy the
+  token found there into the prediction.
+
+The model here is the smallest that shows it: token and position embeddings, a residual
+stream, ``num_layers`` of the package's
+[MultiHeadAttention][attention_mechanisms.multihead.MultiHeadAttention] (causal, no dropout)
+and an output projection to the vocabulary. No MLP, no layer norm: the task does not need
+them, and without them every head writes straight into the stream that the next layer and
+the output read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+import torch
+from torch import Tensor, nn
+
+from .checks import check_range, check_size, check_token_ids
+from .multihead import MultiHeadAttention
+
+__all__ = [
+    "HALF_LENGTHS",
+    "SYMBOLS",
+    "VOCAB_SIZE",
+    "AttentionOnlyTransformer",
+    "attention_patterns",
+    "copy_accuracy",
+    "head_scores",
+    "repeated_tokens",
+    "spell",
+    "train_induction",
+    "zero_heads",
+]
+
+# The chapter's task: 64 tokens, copies of 4 to 12 of them (train_induction's defaults).
+VOCAB_SIZE = 64
+HALF_LENGTHS = (4, 12)
+# One character per token id of the chapter's model, to read its sequences; the start token
+# (id VOCAB_SIZE) is written "^".
+SYMBOLS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789?!"
+
+
+def spell(ids: Sequence[int] | Tensor) -> str:
+    """A sequence of token ids as `SYMBOLS`, the start token as ``^``.
+
+    Example:
+        >>> spell([64, 0, 26, 52, 63])
+        '^aA0!'
+    """
+    return "".join(SYMBOLS[i] if i < len(SYMBOLS) else "^" for i in map(int, ids))
+
+
+def repeated_tokens(
+    num_sequences: int,
+    half_length: int,
+    vocab_size: int,
+    *,
+    generator: torch.Generator | None = None,
+) -> Tensor:
+    """Random sequences that repeat themselves once, after a start token.
+
+    Each row is the start token (id ``vocab_size``), then ``half_length`` tokens drawn
+    uniformly, with replacement, from ``[0, vocab_size)``, then the same tokens again.
+
+    Args:
+        num_sequences: Number of rows.
+        half_length: Tokens in each copy, ``L``.
+        vocab_size: Number of ordinary tokens; the start token's id is ``vocab_size``.
+        generator: Random generator to draw from (default: torch's global one).
+
+    Returns:
+        ``(num_sequences, 1 + 2 * L)`` token ids, int64.
+
+    Example:
+        >>> repeated_tokens(2, 3, 10, generator=torch.Generator().manual_seed(0))
+        tensor([[10,  4,  9,  3,  4,  9,  3],
+                [10,  0,  3,  9,  0,  3,  9]])
+    """
+    n, half = check_size("num_sequences", num_sequences), check_size("half_length", half_length)
+    vocab_size = check_size("vocab_size", vocab_size)
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or None; got {type(generator)}")
+    first = torch.randint(0, vocab_size, (n, half), generator=generator)  # (n, L)
+    start = torch.full((n, 1), vocab_size)  # (n, 1)
+    return torch.cat([start, first, first], dim=1)  # (n, 1 + 2L)
+
+
+class AttentionOnlyTransformer(nn.Module):
+    r"""Token and position embeddings, ``num_layers`` residual attention blocks, logits.
+
+    $$
+    x_0 = E_\text{tok}[\text{ids}] + E_\text{pos}, \qquad
+    x_{l+1} = x_l + \operatorname{MultiHeadAttention}_l(x_l), \qquad
+    \text{logits} = x_L W_\text{out}^\top
+    $$
+
+    Each block is a causal
+    [MultiHeadAttention][attention_mechanisms.multihead.MultiHeadAttention] with
+    ``d_in = d_out = d_model`` and no dropout. ``tok_emb`` has ``vocab_size + 1`` rows: the
+    last is the start token of [repeated_tokens][attention_mechanisms.induction.repeated_tokens],
+    which the model reads but never predicts.
+
+    Shape notation:
+        - ``b``: batch size; ``T``: number of tokens, at most ``context_length``
+        - ``V``: ``vocab_size``
+
+    Args:
+        vocab_size: Number of tokens the model predicts.
+        context_length: Longest sequence the model reads (the rows of ``pos_emb``).
+        d_model: Size of the residual stream.
+        num_heads: Heads per block; must divide ``d_model``.
+        num_layers: Number of attention blocks.
+
+    Raises:
+        TypeError: If an argument is not an int.
+        ValueError: If an argument is not positive or ``num_heads`` does not divide
+            ``d_model``.
+    """
+
+    def __init__(
+        self, vocab_size: int, context_length: int, d_model: int, num_heads: int, num_layers: int
+    ) -> None:
+        super().__init__()
+        self.vocab_size = check_size("vocab_size", vocab_size)
+        self.context_length = check_size("context_length", context_length)
+        self.tok_emb = nn.Embedding(vocab_size + 1, d_model)
+        self.pos_emb = nn.Embedding(context_length, d_model)
+        self.blocks = nn.ModuleList(
+            MultiHeadAttention(d_model, d_model, context_length, 0.0, num_heads)
+            for _ in range(check_size("num_layers", num_layers))
+        )
+        self.out_head = nn.Linear(d_model, vocab_size, bias=False)
+
+    def forward(self, ids: Tensor) -> Tensor:
+        """Logits for the token after each position.
+
+        Args:
+            ids: ``(b, T)`` token ids in ``[0, V]`` (``V`` is the start token).
+
+        Returns:
+            ``(b, T, V)`` logits.
+
+        Raises:
+            TypeError: If ``ids`` is not an integer tensor.
+            ValueError: If ``ids`` is not 2-D, is longer than ``context_length`` or holds an
+                id outside ``[0, V]``.
+        """
+        ids = check_token_ids(ids, self.vocab_size, self.context_length)
+        positions = torch.arange(ids.shape[1], device=ids.device)  # (T,)
+        x = self.tok_emb(ids) + self.pos_emb(positions)  # (b, T, d_model): the residual stream
+        for block in self.blocks:
+            x = x + block(x)  # each block adds what its heads found
+        logits: Tensor = self.out_head(x)  # (b, T, V)
+        return logits
+
+
+def train_induction(
+    *,
+    vocab_size: int = VOCAB_SIZE,
+    half_lengths: tuple[int, int] = HALF_LENGTHS,
+    d_model: int = 32,
+    num_heads: int = 2,
+    num_layers: int = 2,
+    steps: int = 8000,
+    batch_size: int = 64,
+    lr: float = 3e-3,
+    weight_decay: float = 0.1,
+    seed: int = 123,
+) -> tuple[AttentionOnlyTransformer, list[float]]:
+    """Train an [AttentionOnlyTransformer][attention_mechanisms.induction.AttentionOnlyTransformer]
+    to continue repeated random tokens.
+
+    Every step draws one ``half_length`` uniformly from ``half_lengths`` (both ends included)
+    and a batch of [repeated_tokens][attention_mechanisms.induction.repeated_tokens] of that
+    length, and takes an Adam step on the cross-entropy of every next token. Lengths vary so
+    that no position tells where the copy starts: only induction continues them all. The
+    defaults are the chapter's model: ``train_induction()`` returns it bit for bit on the
+    same machine.
+
+    Args:
+        vocab_size: Number of ordinary tokens.
+        half_lengths: Shortest and longest copy; ``context_length`` is ``1 + 2 * longest``.
+        d_model: Size of the residual stream.
+        num_heads: Heads per layer.
+        num_layers: Attention layers.
+        steps: Optimizer steps.
+        batch_size: Sequences per step.
+        lr: Adam's learning rate.
+        seed: Seeds the initial weights (``torch.manual_seed``) and the data (a generator).
+
+    Returns:
+        The model, in eval mode, and the loss of every step.
+
+    Raises:
+        TypeError: If a size is not an int.
+        ValueError: If a size is not positive or ``half_lengths`` is not ``(low, high)`` with
+            ``low <= high``.
+    """
+    low, high = check_range("half_lengths", half_lengths)
+    steps, batch_size = check_size("steps", steps), check_size("batch_size", batch_size)
+    torch.manual_seed(seed)
+    model = AttentionOnlyTransformer(vocab_size, 1 + 2 * high, d_model, num_heads, num_layers)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    data = torch.Generator().manual_seed(seed)
+    losses = []
+    for _ in range(steps):
+        half_length = int(torch.randint(low, high + 1, (1,), generator=data))
+        ids = repeated_tokens(batch_size, half_length, vocab_size, generator=data)
+        logits = model(ids[:, :-1])  # (b, 2L, V): a prediction at every token but the last
+        loss = nn.functional.cross_entropy(logits.flatten(0, 1), ids[:, 1:].flatten())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return model.eval(), losses
+
+
+def _blocks(model: AttentionOnlyTransformer) -> list[MultiHeadAttention]:
+    return [block for block in model.blocks if isinstance(block, MultiHeadAttention)]
+
+
+def attention_patterns(model: AttentionOnlyTransformer, ids: Tensor) -> list[Tensor]:
+    """Every head's attention weights on ``ids``: one ``(b, h, T, T)`` tensor per layer.
+
+    ``MultiHeadAttention.forward`` passes its weights through ``self.dropout``; a forward
+    hook there reads them without changing a line of the class.
+    """
+    found: list[Tensor] = []
+    hooks = [
+        block.dropout.register_forward_hook(lambda _m, _i, out: found.append(out.detach()))
+        for block in _blocks(model)
+    ]
+    try:
+        with torch.no_grad():
+            model(ids)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return found
+
+
+@contextmanager
+def zero_heads(model: AttentionOnlyTransformer, heads: Sequence[tuple[int, int]]) -> Iterator[None]:
+    """Within the ``with`` block, the ``(layer, head)`` pairs in ``heads`` write nothing.
+
+    Each head's context vectors are the columns ``head * head_dim`` to ``(head + 1) *
+    head_dim - 1`` of what ``out_proj`` receives; a hook sets them to zero.
+    """
+    hooks = []
+    for layer, head in heads:
+        block = _blocks(model)[layer]
+        if not 0 <= head < block.num_heads:
+            raise ValueError(f"head must be in [0, {block.num_heads}); got {head} (layer {layer})")
+        columns = slice(head * block.head_dim, (head + 1) * block.head_dim)
+
+        def silence(_module: nn.Module, args: tuple[Tensor], columns: slice = columns) -> tuple:
+            (context_vec,) = args  # (b, T, d_out): the heads side by side
+            context_vec = context_vec.clone()
+            context_vec[..., columns] = 0.0
+            return (context_vec,)
+
+        hooks.append(block.out_proj.register_forward_pre_hook(silence))
+    try:
+        yield
+    finally:
+        for hook in hooks:
+            hook.remove()
+
+
+def _half_length(ids: Tensor) -> int:
+    if ids.dim() != 2 or ids.shape[1] % 2 == 0 or ids.shape[1] < 3:
+        raise ValueError(
+            f"ids must be (batch, 1 + 2 * half_length) from repeated_tokens; "
+            f"got shape {tuple(ids.shape)}"
+        )
+    return (ids.shape[1] - 1) // 2
+
+
+def copy_accuracy(model: AttentionOnlyTransformer, ids: Tensor) -> tuple[float, float]:
+    """How often the most likely next token is right, in each copy of ``ids``.
+
+    ``ids`` come from [repeated_tokens][attention_mechanisms.induction.repeated_tokens]
+    with copies of ``L`` tokens. First copy: the predictions of its ``L`` tokens, made at
+    positions ``0`` to ``L - 1`` (chance: ``1 / V``). Repeated copy: the predictions made
+    at the second copy's tokens but its last, ``L - 1`` per row. The prediction at the
+    first copy's last token, the start of the repeat, counts in neither.
+
+    Returns:
+        ``(first_copy, repeated_copy)`` accuracies in ``[0, 1]``.
+    """
+    half = _half_length(ids)
+    with torch.no_grad():
+        right = model(ids[:, :-1]).argmax(-1) == ids[:, 1:]  # (b, 2L)
+    return right[:, :half].float().mean().item(), right[:, half + 1 :].float().mean().item()
+
+
+def head_scores(model: AttentionOnlyTransformer, ids: Tensor) -> tuple[Tensor, Tensor]:
+    """Each head's previous-token and prefix-matching score on repeated sequences ``ids``.
+
+    - previous-token score: the mean weight that a token of the first copy puts on the
+      token just before it;
+    - prefix-matching score: the mean weight that a token of the second copy (but its last,
+      which predicts nothing) puts on the tokens that follow an earlier copy of it (Olsson et
+      al.'s definition): the token after its copy in the first half, and, where its token
+      occurs more than once, the token after each other occurrence too.
+
+    Returns:
+        Two ``(num_layers, num_heads)`` tensors, in that order.
+    """
+    half = _half_length(ids)
+    first = torch.arange(1, half + 1)  # positions of the first copy
+    second = first[:-1] + half  # the second copy's, but the last: it predicts nothing
+    # follows[b, i, j]: key j + 1 comes right after a copy of query second[i]'s token
+    follows = ids[:, second, None] == ids[:, None, :-1]  # (b, L - 1, T - 1)
+    follows &= torch.arange(ids.shape[1] - 1) < second[:, None]  # only keys the query sees
+    previous, prefix = [], []
+    for weights in attention_patterns(model, ids):  # (b, h, T, T)
+        previous.append(weights[:, :, first, first - 1].mean(dim=(0, 2)))  # (h,)
+        after = weights[:, :, second, 1:] * follows[:, None]  # (b, h, L - 1, T - 1)
+        prefix.append(after.sum(dim=-1).mean(dim=(0, 2)))
+    return torch.stack(previous), torch.stack(prefix)  # (num_layers, h) each

@@ -1,0 +1,104 @@
+"""The playground's trained model: the chapter's, trained once per package, exported for the page.
+
+`model` trains the model of "What attention learns" with
+``attention_mechanisms.induction.train_induction()`` (its defaults are the chapter's) and
+keeps its weights under ``.cache/book/trained/``, keyed like an executed chapter (every file
+of the package and the environment, `book.executor.package_key`), so a build trains again only
+when the package or an installed distribution changes. `export` is what the page downloads:
+every tensor of its ``state_dict`` (the masks aside), in order, as one little-endian float32
+file, and `manifest` says where each tensor is in it. The page's JavaScript
+(``induction.js``) is held to the package by `book.playground_check`.
+"""
+
+from __future__ import annotations
+
+import array
+import sys
+from functools import cache
+
+import torch
+
+from attention_mechanisms.induction import SYMBOLS, AttentionOnlyTransformer, train_induction
+from book.executor import CACHE, package_key
+
+FILE = "induction-model.bin"  # under the site's assets/
+START = "^"  # how the page writes the start token, as `spell` does
+# The sequence the page starts from: a copy of seven tokens, twice.
+DEFAULT = "Kq7Zbx3" * 2
+
+
+def _config(model: AttentionOnlyTransformer) -> dict[str, int]:
+    first = model.blocks[0]
+    return {
+        "vocab_size": model.vocab_size,
+        "context_length": model.context_length,
+        "d_model": model.tok_emb.embedding_dim,
+        "num_heads": first.num_heads,
+        "num_layers": len(model.blocks),
+    }
+
+
+def _tensors(model: AttentionOnlyTransformer) -> dict[str, torch.Tensor]:
+    """The state_dict without the causal masks, which the page builds itself."""
+    return {k: v for k, v in model.state_dict().items() if not k.endswith(".mask")}
+
+
+@cache
+def model() -> AttentionOnlyTransformer:
+    """The chapter's trained model, from the cache, or trained (and cached) now."""
+    path = CACHE / "trained" / package_key() / "model.pt"
+    if not path.is_file():
+        print("training the model of 'What attention learns' for the playground", file=sys.stderr)
+        trained, _ = train_induction()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torch.save({"config": _config(trained), "state": trained.state_dict()}, path)
+    saved = torch.load(path, weights_only=True)
+    found = AttentionOnlyTransformer(**saved["config"])
+    found.load_state_dict(saved["state"])
+    return found.eval()
+
+
+def export() -> bytes:
+    """Every tensor of `manifest`, flattened in row order, as little-endian float32."""
+    values = array.array("f", torch.cat([t.flatten() for t in _tensors(model()).values()]).tolist())
+    if sys.byteorder != "little":
+        values.byteswap()
+    return values.tobytes()
+
+
+def manifest() -> dict:
+    """What the page needs besides the weights file: the model's sizes, its symbols, and
+    where each tensor is in `export` (offsets and lengths in numbers, not bytes)."""
+    tensors, offset = [], 0
+    for name, tensor in _tensors(model()).items():
+        tensors.append({"name": name, "shape": list(tensor.shape), "offset": offset})
+        offset += tensor.numel()
+    return {
+        "config": _config(model()),
+        "symbols": SYMBOLS,
+        "start": START,
+        "default": DEFAULT,
+        "file": FILE,
+        "size": offset * 4,
+        "tensors": tensors,
+    }
+
+
+def package_result(sequence: str) -> dict:
+    """What the page must show for a typed ``sequence``, computed by the package in float32:
+    every head's weights (layer, head, row, column; row and column 0 are the start token) and
+    the three most likely next tokens."""
+    from attention_mechanisms.induction import attention_patterns
+
+    found = model()
+    ids = torch.tensor([[found.vocab_size, *(SYMBOLS.index(c) for c in sequence)]])
+    with torch.no_grad():
+        probabilities = torch.softmax(found(ids)[0, -1], dim=-1)
+    best = probabilities.topk(3)
+    return {
+        "weights": [p[0].tolist() for p in attention_patterns(found, ids)],
+        "predicted": [
+            {"token": SYMBOLS[i], "probability": p}
+            for p, i in zip(best.values.tolist(), best.indices.tolist(), strict=True)
+        ],
+    }
