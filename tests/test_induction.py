@@ -10,11 +10,13 @@ import torch
 from attention_mechanisms import MultiHeadAttention
 from attention_mechanisms.induction import (
     AttentionOnlyTransformer,
+    repeated_tokens,
+    train_induction,
+)
+from attention_mechanisms.interpret import (
     attention_patterns,
     copy_accuracy,
     head_scores,
-    repeated_tokens,
-    train_induction,
     zero_heads,
 )
 
@@ -152,6 +154,9 @@ def test_zeroing_a_head_is_zeroing_its_columns_of_out_proj():
 
 def test_zero_heads_names_a_head_that_does_not_exist():
     model = small_model()
+    with pytest.raises(ValueError, match=r"layer must be in \[0, 2\); got 2"):
+        zero_heads(model, [(0, 1), (2, 0)]).__enter__()
+    assert not model.blocks[0].out_proj._forward_pre_hooks  # nothing left behind
     with (
         pytest.raises(ValueError, match=r"head must be in \[0, 2\); got 2 \(layer 1\)"),
         zero_heads(model, [(1, 2)]),

@@ -15,16 +15,26 @@ from bs4 import BeautifulSoup
 
 from attention_mechanisms import MultiHeadAttentionWrapper, SelfAttention_v2
 from attention_mechanisms.check.probes import INPUTS
-from book import ROOT, mkdocs_hooks, playground, playground_check, playground_html
+from attention_mechanisms.induction import AttentionOnlyTransformer
+from book import ROOT, mkdocs_hooks, playground, playground_check, playground_html, trained
 from book.typeset import node_executable
 
 WORDS = {
     key: f"<{key}>"
     for key in [
         *(f"stage_{stage}" for stage in playground.STAGES),
-        *("no_script", "scores", "weights", "context", "joined"),
+        *("no_script", "no_script_trained", "scores", "weights", "context", "joined"),
     ]
 } | {"head": "Head {n}", "head_matrix": "{head}: {matrix}"}
+
+
+@pytest.fixture(autouse=True)
+def small_trained_model(monkeypatch):
+    """A small untrained model for the trained stage's manifest: the widget needs its sizes
+    and symbols, not a training run (tests/test_trained.py checks the export)."""
+    torch.manual_seed(0)
+    model = AttentionOnlyTransformer(64, 9, d_model=8, num_heads=2, num_layers=2).eval()
+    monkeypatch.setattr(trained, "model", lambda: model)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -159,7 +169,10 @@ def test_the_widget_carries_its_data_and_the_default_example_as_tables():
     sources = [tag.get("src") or tag.get("href") for tag in soup.select("script[src], link")]
     assert sources == [
         "../../assets/stylesheets/playground.css",
+        "../../assets/javascripts/dom.js",
         "../../assets/javascripts/attention.js",
+        "../../assets/javascripts/induction.js",
+        "../../assets/javascripts/trained.js",
         "../../assets/javascripts/playground.js",
     ]
 
@@ -198,7 +211,8 @@ def test_the_widget_weighs_at_most_40_kb_before_compression():
     assert "http://" not in text and "https://" not in text  # nothing from another host
 
 
-def test_the_page_script_is_valid_javascript(node):
-    script = playground.MODULE.with_name("playground.js")
+@pytest.mark.parametrize("name", ["playground.js", "trained.js", "dom.js"])
+def test_the_page_scripts_are_valid_javascript(node, name):
+    script = playground.MODULE.with_name(name)
     done = subprocess.run([node, "--check", str(script)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -11,15 +11,8 @@ from .causal import CausalAttention
 from .functional import causal_mask, scaled_dot_product_attention
 from .fused import FusedMultiHeadAttention, KVCache
 from .grouped_query import GroupedQueryAttention
-from .induction import (
-    AttentionOnlyTransformer,
-    attention_patterns,
-    copy_accuracy,
-    head_scores,
-    repeated_tokens,
-    train_induction,
-    zero_heads,
-)
+from .induction import AttentionOnlyTransformer, repeated_tokens, train_induction
+from .interpret import attention_patterns, copy_accuracy, head_scores, zero_heads
 from .latent import MultiHeadLatentAttention
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper
 from .positions import position_hide_mask

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import subprocess
 from pathlib import Path
 from urllib.parse import urlsplit
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "site"
@@ -86,3 +90,43 @@ def search(context, base_url, query: str, language: str = "en"):
     results = page.locator(".md-search-result__item > a")
     results.first.wait_for()
     return page, results
+
+
+PLAYGROUND = "chapter-3/playground/"
+
+
+def package_python() -> str:
+    found = os.environ.get("BOOK_PACKAGE_PYTHON") or str(
+        ROOT / ".nox" / "package" / "bin" / "python"
+    )
+    if not Path(found).exists():
+        pytest.fail(
+            f"no Python with the package at {found}: run `nox -s docs` (which makes "
+            ".nox/package), or set BOOK_PACKAGE_PYTHON",
+            pytrace=False,
+        )
+    return found
+
+
+def package_results(cases: list[dict]) -> list[dict]:
+    """What the package computes for each case ({stage, inputs}), in float32."""
+    done = subprocess.run(
+        [package_python(), "-m", "book", "playground-cases"],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        cwd=ROOT / "tools",
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def open_playground(context, base_url: str, language: str):
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(base_url + f"{language}/{PLAYGROUND}")
+    page.wait_for_selector('[data-control="stage"]')
+    page.errors = errors
+    return page

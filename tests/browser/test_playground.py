@@ -9,45 +9,16 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import random
-import subprocess
-from pathlib import Path
 
 import pytest
-from browsing import LANGUAGES, ROOT, SCREENSHOTS
+from browsing import LANGUAGES, SCREENSHOTS, open_playground, package_results
 
 STAGES = ["3.3", "3.4", "3.5", "3.6"]
 PAGE = "chapter-3/playground/"
 # What a shown value may differ from the package's float32 one by: half of its last
 # printed decimal (four are shown), and float32's rounding (torch.testing's atol).
 SHOWN = 0.5e-4 + 1e-5
-
-
-def package_python() -> str:
-    found = os.environ.get("BOOK_PACKAGE_PYTHON") or str(
-        ROOT / ".nox" / "package" / "bin" / "python"
-    )
-    if not Path(found).exists():
-        pytest.fail(
-            f"no Python with the package at {found}: run `nox -s docs` (which makes "
-            ".nox/package), or set BOOK_PACKAGE_PYTHON",
-            pytrace=False,
-        )
-    return found
-
-
-def package_results(cases: list[dict]) -> list[dict]:
-    """What the package computes for each case ({stage, inputs}), in float32."""
-    done = subprocess.run(
-        [package_python(), "-m", "book", "playground-cases"],
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        cwd=ROOT / "tools",
-        check=True,
-    )
-    return json.loads(done.stdout)
 
 
 def expected_cells(result: dict) -> dict[tuple[str, str | None, int, int], float]:
@@ -95,17 +66,6 @@ def assert_shows(page, result: dict, where: str) -> None:
 def book_inputs(page) -> list[list[float]]:
     """The book's embeddings, as the page received them from the build (the package's)."""
     return json.loads(page.text_content("script.playground-data"))["inputs"]
-
-
-def open_playground(context, base_url: str, language: str):
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.goto(base_url + f"{language}/{PAGE}")
-    page.wait_for_selector('[data-control="stage"]')
-    page.errors = errors
-    return page
 
 
 def type_inputs(page, inputs: list[list[float]]) -> None:

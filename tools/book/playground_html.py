@@ -93,6 +93,7 @@ def widget(words: dict[str, str], assets: str) -> str:
         # Left out of the search index: a reader searches for words, not for these numbers.
         # A section, not a div: Material's search stops excluding at the first inner </div>.
         f'<section class="playground-static" data-search-exclude>'
-        f"<p>{html.escape(words['no_script'])}</p>{stages}</section>\n"
+        f"<p>{html.escape(words['no_script'])}</p>{stages}"
+        f"<p>{html.escape(words['no_script_trained'])}</p></section>\n"
         f"</div>\n{links}\n"
     )

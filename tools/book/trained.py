@@ -88,7 +88,7 @@ def package_result(sequence: str) -> dict:
     """What the page must show for a typed ``sequence``, computed by the package in float32:
     every head's weights (layer, head, row, column; row and column 0 are the start token) and
     the three most likely next tokens."""
-    from attention_mechanisms.induction import attention_patterns
+    from attention_mechanisms.interpret import attention_patterns
 
     found = model()
     ids = torch.tensor([[found.vocab_size, *(SYMBOLS.index(c) for c in sequence)]])
