@@ -12,12 +12,12 @@ heads") with two kinds of head:
   query for token $A$ matches the position *after* an earlier $A$, and its values copy the
   token found there into the prediction.
 
-The model here is the smallest that shows it: token and position embeddings, a residual
-stream, ``num_layers`` of the package's
-[MultiHeadAttention][attention_mechanisms.multihead.MultiHeadAttention] (causal, no dropout)
-and an output projection to the vocabulary. No MLP, no layer norm: the task does not need
-them, and without them every head writes straight into the stream that the next layer and
-the output read. [interpret][attention_mechanisms.interpret] reads what each head learned.
+The model here is small: token and position embeddings, a residual stream, ``num_layers``
+of the package's [MultiHeadAttention][attention_mechanisms.multihead.MultiHeadAttention]
+(causal, no dropout) and an output projection to the vocabulary. No MLP, no layer norm: the
+task does not need them, and without them every head writes straight into the stream that
+the next layer and the output read. [interpret][attention_mechanisms.interpret] reads what
+each head learned.
 """
 
 from __future__ import annotations
@@ -132,6 +132,7 @@ class AttentionOnlyTransformer(nn.Module):
         super().__init__()
         self.vocab_size = check_size("vocab_size", vocab_size)
         self.context_length = check_size("context_length", context_length)
+        d_model = check_size("d_model", d_model)
         self.tok_emb = nn.Embedding(vocab_size + 1, d_model)
         self.pos_emb = nn.Embedding(context_length, d_model)
         self.blocks = nn.ModuleList(

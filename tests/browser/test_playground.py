@@ -398,6 +398,8 @@ def test_the_chapters_lead_to_the_playground(context, base_url, language):
 SENTENCES = ["stage", "reset", "embeddings", "value_of", "slider", "invalid", "scores", "weights"]
 SENTENCES += ["context", "joined", "hidden", "hint", "explain_score", "explain_scale"]
 SENTENCES += ["explain_softmax", "explain_softmax_shifted", "explain_hidden", "no_script"]
+SENTENCES += ["no_script_trained", "sequence", "sequence_invalid", "sequence_empty"]
+SENTENCES += ["sequence_long", "loading", "load_failed", "predicted", "induction_legend"]
 INTERFACE = """() => ({
   labels: Array.from(document.querySelectorAll(".playground-controls label, .playground-slider"))
     .map((l) => l.firstChild.textContent.trim()),
@@ -437,7 +439,7 @@ def test_the_interface_speaks_each_language(context, base_url, language):
         words["tokens"],
         words["slider"].format(token="journey", dim=1).strip(),
     ]
-    assert shown["options"] == [words[f"stage_{stage}"] for stage in STAGES]
+    assert shown["options"] == [words[f"stage_{stage}"] for stage in [*STAGES, "trained"]]
     assert shown["button"] == words["reset"]
     assert shown["embeddings"] == words["embeddings"]
     assert shown["captions"] == [

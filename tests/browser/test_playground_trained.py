@@ -137,14 +137,21 @@ def test_reset_brings_back_the_default_sequence(context, base_url):
     assert page.input_value('[data-control="sequence"]') == trained_data(page)["default"]
 
 
-def test_on_a_phone_the_stage_fits_and_scrolls_in_its_boxes(browser, base_url):
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_on_a_phone_the_stage_fits_and_scrolls_in_its_boxes(browser, base_url, language):
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
     page = context.new_page()
-    page.goto(base_url + "en/chapter-3/playground/")
+    page.goto(base_url + f"{language}/chapter-3/playground/")
     page.select_option('[data-control="stage"]', "trained")
     page.wait_for_selector('[data-matrix="weights"][data-layer]')
     overflow = page.evaluate("() => document.documentElement.scrollWidth")
     assert overflow <= 390, f"the page scrolls sideways: {overflow} px"
-    field = page.locator('[data-control="sequence"]').bounding_box()
-    assert field["x"] >= 0 and field["x"] + field["width"] <= 390
+    for control in ('[data-control="sequence"]', '[data-control="stage"]'):
+        box = page.locator(control).bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390, (language, control)
+    boxes = page.evaluate(
+        """() => Array.from(document.querySelectorAll(".playground-trained-box")).map(
+             (b) => getComputedStyle(b).overflowX)"""
+    )
+    assert boxes and set(boxes) == {"auto"}
     context.close()
