@@ -7,14 +7,16 @@ JavaScript must compute what the package computes for any weights.
 from __future__ import annotations
 
 import array
+import inspect
 import json
 import shutil
 
+import nbformat
 import pytest
 import torch
 
-from attention_mechanisms.induction import SYMBOLS, AttentionOnlyTransformer
-from book import playground, playground_check, trained
+from attention_mechanisms.induction import SYMBOLS, AttentionOnlyTransformer, train_induction
+from book import BookError, executor, playground, playground_check, trained
 from book.playground_check import MODULE
 
 
@@ -91,25 +93,50 @@ def test_the_browser_tests_get_the_package_numbers_as_plain_json(small):
     )
 
 
-def test_the_model_is_trained_once_per_package_and_kept(monkeypatch, tmp_path):
-    calls = []
-
-    def train(**_):
-        calls.append(1)
-        torch.manual_seed(1)
-        return AttentionOnlyTransformer(64, 5, 8, 2, 2).eval(), [0.0]
-
-    monkeypatch.setattr(trained, "CACHE", tmp_path)
-    monkeypatch.setattr(trained, "train_induction", train)
+def test_the_model_is_the_one_its_chapter_trained_and_exported(monkeypatch, tmp_path):
+    chapter = tmp_path / "trains.py"
+    chapter.write_text(
+        "# %%\nimport torch\nfrom attention_mechanisms.induction import AttentionOnlyTransformer\n"
+        '\n# %% export="model"\ntorch.manual_seed(3)\n'
+        "model = AttentionOnlyTransformer(8, 5, d_model=4, num_heads=2, num_layers=1)\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(trained, "CHAPTER", chapter)
     trained.model.cache_clear()
     try:
-        first = trained.model()
-        trained.model.cache_clear()
-        again = trained.model()
+        found = trained.model()
+        notebook, ran = executor.execute(chapter)
     finally:
         trained.model.cache_clear()
-        shutil.rmtree(tmp_path / "trained", ignore_errors=True)
-    assert calls == [1]
-    assert all(
-        torch.equal(a, b) for a, b in zip(first.parameters(), again.parameters(), strict=True)
+    torch.manual_seed(3)
+    expected = AttentionOnlyTransformer(8, 5, d_model=4, num_heads=2, num_layers=1)
+    assert found.state_dict().keys() == expected.state_dict().keys()
+    assert all(torch.equal(found.state_dict()[k], v) for k, v in expected.state_dict().items())
+    assert not ran  # cached: the model comes from that one execution
+    cells = nbformat.read(notebook, as_version=4).cells
+    assert [c.source.splitlines()[0] for c in cells] == ["import torch", "torch.manual_seed(3)"]
+    shutil.rmtree(notebook.parent)
+
+
+def test_an_export_that_names_no_variable_is_refused(tmp_path):
+    chapter = tmp_path / "bad.py"
+    chapter.write_text('# %% export="a model"\nx = 1\n', encoding="utf-8")
+    with pytest.raises(BookError, match=r'export= must name a variable, e\.g\. export="model"'):
+        executor.execute(chapter)
+
+
+def test_the_chapters_model_downloads_in_at_most_60_kb(monkeypatch):
+    # The chapter's sizes (train_induction's defaults), untrained: the file holds the same
+    # tensors whatever their values.
+    defaults = {
+        name: p.default for name, p in inspect.signature(train_induction).parameters.items()
+    }
+    model = AttentionOnlyTransformer(
+        defaults["vocab_size"],
+        1 + 2 * defaults["half_lengths"][1],
+        defaults["d_model"],
+        defaults["num_heads"],
+        defaults["num_layers"],
     )
+    monkeypatch.setattr(trained, "model", lambda: model)
+    assert len(trained.export()) == trained.manifest()["size"] <= 60_000

@@ -155,3 +155,28 @@ def test_on_a_phone_the_stage_fits_and_scrolls_in_its_boxes(browser, base_url, l
     )
     assert boxes and set(boxes) == {"auto"}
     context.close()
+
+
+def test_the_keyboard_reaches_the_stage_the_sequence_and_every_heatmap(context, base_url):
+    page = open_playground(context, base_url, "en")
+    page.focus('[data-control="stage"]')
+    for _ in range(4):  # 3.3 -> 3.4 -> 3.5 -> 3.6 -> trained
+        page.keyboard.press("ArrowDown")
+    assert page.input_value('[data-control="stage"]') == "trained"
+    page.wait_for_selector('[data-matrix="weights"][data-layer]')
+    focused = []
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        focused.append(
+            page.evaluate(
+                "() => [document.activeElement.dataset.control || '', "
+                "document.activeElement.classList.contains('playground-trained-box')]"
+            )
+        )
+    assert ["sequence", False] in focused
+    assert sum(box for _, box in focused) == 4  # each head's heatmap, once
+    page.focus('[data-control="sequence"]')
+    page.keyboard.press("End")
+    page.keyboard.type("K")
+    assert page.input_value('[data-control="sequence"]') == trained_data(page)["default"] + "K"
+    assert_shows(page, trained_data(page)["default"] + "K", "typed from the keyboard")

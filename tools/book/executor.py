@@ -25,6 +25,10 @@ The rules:
   the notebook defines it. The cell is tagged ``include:<name>`` instead, so that the page
   can link to the full source in the API reference. Marked ``diff_from="<module>.<Name>"``
   too, it also gets the diff from that class as an output after execution (`book.changes`).
+- A code cell marked ``export="<name>"`` names a model that the build needs after the
+  chapter ran (the playground's trained model, `book.trained`): one more cell, run last and
+  kept out of the notebook, saves it beside the executed notebook (`exports_path`), so a
+  model is trained once per execution, never again by the build.
 
 Messages name a cell by the line of its ``# %%`` marker in the chapter file.
 """
@@ -85,13 +89,6 @@ def _hash_package(digest: hashlib._Hash) -> None:
         digest.update(path.relative_to(include.PACKAGE).as_posix().encode())
         digest.update(path.read_bytes())
     digest.update(environment().encode())
-
-
-def package_key() -> str:
-    """Hash of the package and the environment: what a model trained by the package needs."""
-    digest = hashlib.sha256()
-    _hash_package(digest)
-    return digest.hexdigest()[:16]
 
 
 def cache_key(chapter: Path) -> str:
@@ -191,6 +188,26 @@ def include_sources(nb: nbformat.NotebookNode, chapter: Path) -> None:
             cell.metadata["tags"].append(f"{changes.TAG}{base}")
 
 
+def exports_path(notebook: Path) -> Path:
+    """Where the models that a chapter's ``export`` marks name are saved, beside its notebook."""
+    return notebook.with_name("exports.pt")
+
+
+def _add_export(nb: nbformat.NotebookNode, chapter: Path, target: Path) -> bool:
+    """Append the cell that saves every model a cell marks ``export=``; whether there is one."""
+    names = [cell.metadata["export"] for cell in nb.cells if "export" in cell.metadata]
+    if not names:
+        return False
+    if not all(isinstance(name, str) and name.isidentifier() for name in names):
+        raise BookError(f'{shown(chapter)}: export= must name a variable, e.g. export="model"')
+    target.parent.mkdir(parents=True, exist_ok=True)
+    models = ", ".join(f"{name!r}: _plain({name})" for name in names)
+    code = "import torch as _torch\nfrom book.trained import plain as _plain\n"
+    code += f"_torch.save({{{models}}}, {str(exports_path(target))!r})"
+    nb.cells.append(nbformat.v4.new_code_cell(code))
+    return True
+
+
 def execute(chapter: Path) -> tuple[Path, bool]:
     """Return the executed notebook of ``chapter``, executing it only if it is stale.
 
@@ -224,9 +241,12 @@ def execute(chapter: Path) -> tuple[Path, bool]:
         extra_arguments=["--IPKernelApp.log_level=ERROR"],
         resources={"metadata": {"path": str(chapter.parent)}},
     )
+    exporting = _add_export(nb, chapter, target)
     try:
         client.execute()
     except CellExecutionError as error:
+        if exporting:
+            nb.cells.pop()
         # Execution stopped at the last cell with an error (earlier ones were allowed to raise).
         failed = max(i for i, cell in enumerate(nb.cells) if _error_of(cell) is not None)
         line = cell_lines(chapter, nb)[failed]
@@ -235,6 +255,8 @@ def execute(chapter: Path) -> tuple[Path, bool]:
             f"{nb.cells[failed].source}\n(a cell that is meant to raise needs the tag "
             '"raises-exception" and raises="ExceptionType: message start")'
         ) from None
+    if exporting:
+        nb.cells.pop()  # the export cell: not the chapter's
     check_raises(nb, chapter)
     changes.add_outputs(nb)
     nbformat.validate(nb)

@@ -1,10 +1,9 @@
-"""The playground's trained model: the chapter's, trained once per package, exported for the page.
+"""The playground's trained model: the one that "What attention learns" trains, for the page.
 
-`model` trains the model of "What attention learns" with
-``attention_mechanisms.induction.train_induction()`` (its defaults are the chapter's) and
-keeps its weights under ``.cache/book/trained/``, keyed like an executed chapter (every file
-of the package and the environment, `book.executor.package_key`), so a build trains again only
-when the package or an installed distribution changes. `export` is what the page downloads:
+`model` is the model that the chapter trained in its one execution: its training cell marks
+it ``export="model"``, and the executor saves it (`plain`) beside the executed notebook, in
+``.cache/book/``, so the build trains it once, with the chapter, and again only when the
+chapter executes again. `export` is what the page downloads:
 every tensor of its ``state_dict`` (the masks aside), in order, as one little-endian float32
 file, and `manifest` says where each tensor is in it. The page's JavaScript
 (``induction.js``) is held to the package by `book.playground_check`.
@@ -13,13 +12,17 @@ file, and `manifest` says where each tensor is in it. The page's JavaScript
 from __future__ import annotations
 
 import array
+import shutil
 import sys
 from functools import cache
 
 import torch
 
-from attention_mechanisms.induction import SYMBOLS, AttentionOnlyTransformer, train_induction
-from book.executor import CACHE, package_key
+from attention_mechanisms.induction import SYMBOLS, AttentionOnlyTransformer
+from book import ROOT
+from book.executor import execute, exports_path
+
+CHAPTER = ROOT / "docs" / "en" / "learned" / "what-attention-learns.py"
 
 FILE = "induction-model.bin"  # under the site's assets/
 START = "^"  # how the page writes the start token, as `spell` does
@@ -43,16 +46,25 @@ def _tensors(model: AttentionOnlyTransformer) -> dict[str, torch.Tensor]:
     return {k: v for k, v in model.state_dict().items() if not k.endswith(".mask")}
 
 
+def plain(model: AttentionOnlyTransformer) -> dict:
+    """What `model` loads: the model's sizes and its weights (the chapter's export cell saves
+    this, `book.executor`; its class is the chapter's own copy, so the object itself is not
+    saved)."""
+    return {"config": _config(model), "state": model.state_dict()}
+
+
 @cache
 def model() -> AttentionOnlyTransformer:
-    """The chapter's trained model, from the cache, or trained (and cached) now."""
-    path = CACHE / "trained" / package_key() / "model.pt"
-    if not path.is_file():
-        print("training the model of 'What attention learns' for the playground", file=sys.stderr)
-        trained, _ = train_induction()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        torch.save({"config": _config(trained), "state": trained.state_dict()}, path)
-    saved = torch.load(path, weights_only=True)
+    """The model that the chapter trained in its one execution, marked ``export="model"``.
+
+    Executing the chapter (or finding it cached) gives the model: the build never trains it
+    again. A cached execution from before the chapter exported it is executed again.
+    """
+    notebook, _ = execute(CHAPTER)
+    if not exports_path(notebook).is_file():
+        shutil.rmtree(notebook.parent)
+        notebook, _ = execute(CHAPTER)
+    saved = torch.load(exports_path(notebook), weights_only=True)["model"]
     found = AttentionOnlyTransformer(**saved["config"])
     found.load_state_dict(saved["state"])
     return found.eval()
