@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from attention_mechanisms import apply_rope, compute_rope_params
+from attention_mechanisms import apply_rope, compute_rope_params, interleaved_to_halves
 
 
 def rotate_as_complex(x: torch.Tensor, positions: torch.Tensor, theta_base: float = 10_000):
@@ -134,3 +134,116 @@ def test_cos_and_sin_on_another_device_are_named():
         ValueError, match=r"^x, cos and sin must be on one device; got x on meta, cos on cpu"
     ):
         apply_rope(torch.empty(1, 1, 4, 8, device="meta"), cos, sin)
+
+
+FREQ_KEYS = ("factor", "low_freq_factor", "high_freq_factor", "original_context_length")
+LLAMA31 = dict(zip(FREQ_KEYS, (8.0, 1.0, 4.0, 8192), strict=True))  # Meta's rope_scaling
+
+
+def llama3_scaled_speeds(head_dim: int, theta_base: float, config: dict) -> list[float]:
+    """Meta's rule for Llama 3.1, one speed at a time, in Python floats."""
+    original = config["original_context_length"]
+    low, high, factor = config["low_freq_factor"], config["high_freq_factor"], config["factor"]
+    speeds = []
+    for k in range(head_dim // 2):
+        speed = theta_base ** (-2 * k / head_dim)
+        turn = 2 * math.pi / speed  # positions per full turn
+        if turn < original / high:
+            speeds.append(speed)
+        elif turn > original / low:
+            speeds.append(speed / factor)
+        else:
+            blend = (original / turn - low) / (high - low)
+            speeds.append((1 - blend) * speed / factor + blend * speed)
+    return speeds
+
+
+@pytest.mark.parametrize(
+    ("head_dim", "theta_base", "config"),
+    [
+        (128, 500_000, LLAMA31),
+        (64, 500_000, {**LLAMA31, "factor": 32.0}),  # Llama 3.2 1B and 3B
+        (16, 10_000, dict(zip(FREQ_KEYS, (4, 2, 8, 512), strict=True))),
+    ],
+)
+def test_freq_config_rescales_the_speeds_as_llama_3_1_does(head_dim, theta_base, config):
+    cos, sin = compute_rope_params(head_dim, theta_base, 3, config, torch.float64)
+    speeds = torch.atan2(sin[1, : head_dim // 2], cos[1, : head_dim // 2])
+    expected = torch.tensor(llama3_scaled_speeds(head_dim, theta_base, config), dtype=torch.float64)
+    torch.testing.assert_close(speeds, expected, rtol=1e-6, atol=0)  # the speeds are float32
+    plain_cos, plain_sin = compute_rope_params(head_dim, theta_base, 3, None, torch.float64)
+    plain = torch.atan2(plain_sin[1, : head_dim // 2], plain_cos[1, : head_dim // 2])
+    assert torch.equal(speeds[0], plain[0])  # the fastest pair keeps its speed
+    assert speeds[-1] < plain[-1]  # the slowest is slowed down
+
+
+def test_freq_config_comes_before_dtype_as_in_the_bonus_code():
+    cos, _ = compute_rope_params(8, 10_000, 5, None, torch.float64)
+    assert cos.shape == (5, 8) and cos.dtype == torch.float64
+    cos, _ = compute_rope_params(8, 10_000, 5, LLAMA31, torch.float64)
+    assert cos.dtype == torch.float64
+
+
+@pytest.mark.parametrize(
+    ("config", "error", "message"),
+    [
+        ([8.0, 1.0, 4.0, 8192], TypeError, r"^freq_config must be None or a dict with the keys "),
+        ({**LLAMA31, "original_context_length": None}, TypeError,
+         r"^freq_config\['original_context_length'\] must be a number; got None$"),
+        ({k: v for k, v in LLAMA31.items() if k != "factor"}, ValueError,
+         r"^freq_config lacks factor; it needs factor, low_freq_factor"),
+        ({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+          "original_max_position_embeddings": 8192}, ValueError,
+         r"^freq_config lacks original_context_length; .*original_max_position_embeddings\)$"),
+        ({**LLAMA31, "factor": 0}, ValueError,
+         r"^freq_config\['factor'\] must be positive and finite; got 0$"),
+        ({**LLAMA31, "high_freq_factor": 1.0}, ValueError,
+         r"^freq_config\['high_freq_factor'\] must be above freq_config\['low_freq_factor'\]"),
+    ],
+)  # fmt: skip
+def test_a_bad_freq_config_is_named(config, error, message):
+    with pytest.raises(error, match=message):
+        compute_rope_params(128, 500_000, 16, config)
+
+
+def rotate_adjacent_pairs(x: torch.Tensor, theta_base: float = 10_000) -> torch.Tensor:
+    """The RoFormer paper's layout: pair k is features (2k, 2k + 1), a complex number."""
+    num_tokens, d = x.shape[-2], x.shape[-1]
+    theta = theta_base ** (-torch.arange(d // 2, dtype=torch.float64) * 2 / d)
+    angles = torch.arange(num_tokens, dtype=torch.float64)[:, None] * theta  # (T, d/2)
+    z = torch.view_as_complex(x.reshape(*x.shape[:-1], d // 2, 2).contiguous())
+    return torch.view_as_real(z * torch.polar(torch.ones_like(angles), angles)).flatten(-2)
+
+
+def test_interleaved_to_halves_lists_even_features_then_odd_ones():
+    assert interleaved_to_halves(8).tolist() == [0, 2, 4, 6, 1, 3, 5, 7]
+    assert interleaved_to_halves(2).tolist() == [0, 1]
+    with pytest.raises(ValueError, match=r"^head_dim must be even: RoPE rotates features in "):
+        interleaved_to_halves(5)
+
+
+def test_interleaved_weights_give_the_same_scores_after_the_permutation():
+    torch.manual_seed(6)
+    num_heads, head_dim, num_tokens = 3, 8, 12
+    w_query = torch.randn(num_heads * head_dim, 16, dtype=torch.float64)  # interleaved rows
+    w_key = torch.randn(num_heads * head_dim, 16, dtype=torch.float64)
+    x = torch.randn(num_tokens, 16, dtype=torch.float64)
+
+    def heads(w: torch.Tensor) -> torch.Tensor:
+        return (x @ w.T).view(num_tokens, num_heads, head_dim).transpose(0, 1).unsqueeze(0)
+
+    q, k = rotate_adjacent_pairs(heads(w_query)), rotate_adjacent_pairs(heads(w_key))
+    expected = q @ k.transpose(-2, -1)  # (1, h, T, T): the checkpoint's own scores
+
+    order = interleaved_to_halves(head_dim)
+
+    def permuted(w: torch.Tensor) -> torch.Tensor:  # head by head, as Hugging Face converts
+        return w.view(num_heads, head_dim, -1)[:, order].reshape_as(w)
+
+    cos, sin = compute_rope_params(head_dim, context_length=num_tokens, dtype=torch.float64)
+    q2 = apply_rope(heads(permuted(w_query)), cos, sin)
+    k2 = apply_rope(heads(permuted(w_key)), cos, sin)
+    torch.testing.assert_close(q2 @ k2.transpose(-2, -1), expected)
+    # Loaded without the permutation, the same weights give other scores.
+    q3, k3 = apply_rope(heads(w_query), cos, sin), apply_rope(heads(w_key), cos, sin)
+    assert not torch.allclose(q3 @ k3.transpose(-2, -1), expected, atol=1e-3)

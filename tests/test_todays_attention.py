@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from attention_mechanisms import (
+    GatedDeltaNet,
     GroupedQueryAttention,
     MultiHeadAttentionWithSWA,
     MultiHeadLatentAttention,
@@ -17,6 +18,7 @@ BUILDERS = {
     "grouped": lambda dropout=0.0: GroupedQueryAttention(6, 8, dropout, 4, 2, qkv_bias=True),
     "window": lambda dropout=0.0: MultiHeadAttentionWithSWA(6, 8, dropout, 2, True, 3),
     "latent": lambda dropout=0.0: MultiHeadLatentAttention(6, 8, dropout, 2, True, 3),
+    "deltanet": lambda dropout=0.0: GatedDeltaNet(6, 8, dropout, 2, True),
 }
 KINDS = list(BUILDERS)
 

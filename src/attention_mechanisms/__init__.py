@@ -1,22 +1,23 @@
 """Attention mechanisms in PyTorch, written to be read.
 
 One module per section of chapter 3 of *Build a Large Language Model (From Scratch)*, with
-the book's class names, constructor signatures and parameter names; and one per idea of the
-attention in today's LLMs (grouped-query, sliding-window, rotary and latent attention), with
-the names and signatures of the book's bonus material; and a small model trained to copy, to
-see what attention learns (`induction`).
+the book's class names, constructor signatures and parameter names; one per idea of the
+attention in today's LLMs (grouped-query, sliding-window, rotary, latent, and gated and
+linear attention), with the names and signatures of the book's bonus material; and a small
+model trained to copy, to see what attention learns (`induction`).
 """
 
 from .causal import CausalAttention
 from .functional import causal_mask, scaled_dot_product_attention
 from .fused import FusedMultiHeadAttention, KVCache
+from .gated import GatedDeltaNet, GatedMultiHeadAttention
 from .grouped_query import GroupedQueryAttention
 from .induction import AttentionOnlyTransformer, repeated_tokens, train_induction
 from .interpret import attention_patterns, copy_accuracy, head_scores, zero_heads
 from .latent import MultiHeadLatentAttention
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper
 from .positions import position_hide_mask
-from .rope import apply_rope, compute_rope_params
+from .rope import apply_rope, compute_rope_params, interleaved_to_halves
 from .self_attention import SelfAttention_v1, SelfAttention_v2
 from .simple import (
     attention_scores,
@@ -38,6 +39,8 @@ __all__ = [
     "AttentionOnlyTransformer",
     "CausalAttention",
     "FusedMultiHeadAttention",
+    "GatedDeltaNet",
+    "GatedMultiHeadAttention",
     "GroupedQueryAttention",
     "KVCache",
     "MultiHeadAttention",
@@ -57,6 +60,7 @@ __all__ = [
     "context_vectors",
     "copy_accuracy",
     "head_scores",
+    "interleaved_to_halves",
     "normalize_by_sum",
     "position_hide_mask",
     "query_scores",

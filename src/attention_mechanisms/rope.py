@@ -3,63 +3,83 @@ r"""Rotary position embeddings (RoPE): position as a rotation of queries and key
 GPT-2 adds a learned position vector to each token embedding before the first layer.
 Llama, Qwen, Mistral, Gemma and DeepSeek instead *rotate* each query and key inside every
 attention layer, by an angle proportional to its position (Su et al., 2021). A head's
-``head_dim`` features are paired, feature $k$ with feature $k + d/2$ (the layout of the
-Llama and Qwen code and of the book's bonus material), and pair $k$ of the token at
-position $m$ is rotated by the angle $m\,\theta_k$:
+``head_dim`` features are paired, and pair $k$ of the token at position $m$ is rotated by the
+angle $m\,\theta_k$, with $\theta_k = \text{theta\_base}^{-2k/d}$, $k = 0, \dots, d/2 - 1$.
+
+Which features form a pair is a convention of the checkpoint. The RoFormer paper and Meta's
+reference Llama code pair neighbours, $(2k, 2k + 1)$: the *interleaved* layout. Hugging
+Face's code, and the book's bonus code that loads its checkpoints, pair feature $k$ with
+feature $k + d/2$: *split halves*, the layout of this module, where
 
 $$
-\theta_k = \text{theta\_base}^{-2k/d}, \quad k = 0, \dots, d/2 - 1, \qquad
-x' = x \cos(m\theta) + \operatorname{rotate\_half}(x) \sin(m\theta)
+x' = x \cos(m\theta) + \operatorname{rotate\_half}(x) \sin(m\theta), \qquad
+\operatorname{rotate\_half}(x) = (-x_{d/2:}, x_{:d/2})
 $$
 
-where $\operatorname{rotate\_half}(x) = (-x_{d/2:}, x_{:d/2})$. Because a rotation by
-$m\theta$ followed by the inverse of one by $n\theta$ is a rotation by $(m - n)\theta$, the
-score between a query at position $m$ and a key at position $n$ depends on the tokens and
-on $m - n$ only: attention sees relative positions. Values are not rotated, and rotations
-keep each vector's length.
+The two compute the same scores once the features of each head's queries and keys (the rows
+of ``W_query`` and ``W_key``) are put in the order of :func:`interleaved_to_halves`.
+
+Because a rotation by $m\theta$ followed by the inverse of one by $n\theta$ is a rotation by
+$(m - n)\theta$, the score between a query at position $m$ and a key at position $n$
+depends on the tokens and on $m - n$ only: attention sees relative positions. Values are
+not rotated, and rotations keep each vector's length.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
 
 import torch
 from torch import Tensor
 
 from .checks import check_rope_inputs, check_size
 
-__all__ = ["apply_rope", "compute_rope_params"]
+__all__ = ["apply_rope", "compute_rope_params", "interleaved_to_halves"]
+
+FREQ_CONFIG_KEYS = ("factor", "low_freq_factor", "high_freq_factor", "original_context_length")
 
 
 def compute_rope_params(
     head_dim: int,
     theta_base: float = 10_000,
     context_length: int = 4096,
+    freq_config: Mapping[str, float] | None = None,
     dtype: torch.dtype = torch.float32,
 ) -> tuple[Tensor, Tensor]:
     r"""Cosines and sines of the rotation angles for every position and feature.
+
+    With ``freq_config``, the speeds are first rescaled as Llama 3.1 and 3.2 do, to reach
+    ``factor`` times the context they were trained on (``original_context_length``): pairs
+    that turn fewer than ``low_freq_factor`` times in that context are slowed down by
+    ``factor``; pairs that turn more than ``high_freq_factor`` times keep their speed; and
+    the pairs in between are blended, linearly in the number of turns.
 
     Args:
         head_dim: Features per head, $d$; must be even (features rotate in pairs).
         theta_base: Base of the angles; pair $k$ turns by ``theta_base ** (-2k / head_dim)``
             radians per position. Llama 2 uses 10,000; Llama 3 500,000.
         context_length: Number of positions to precompute.
+        freq_config: ``None``, or a mapping with the keys ``factor``, ``low_freq_factor``,
+            ``high_freq_factor`` and ``original_context_length``, as in the book's bonus
+            code (Meta's ``rope_scaling`` for Llama 3.1 8B: 8, 1, 4 and 8192).
         dtype: Type of the positions and exponents, as in the book's bonus code:
             ``torch.float32`` or ``torch.float64`` (the speeds $\theta_k$ themselves are
             float32 either way, as there).
 
     Returns:
         ``(cos, sin)``, each ``(context_length, head_dim)``, float32 (float64 if ``dtype``
-        is). Row $m$ holds
-        $\cos(m\theta)$ and $\sin(m\theta)$ with the $d/2$ angles written twice, once for
-        each half of the features.
+        is). Row $m$ holds $\cos(m\theta)$ and $\sin(m\theta)$ with the $d/2$ angles written
+        twice, once for each half of the features.
 
     Raises:
-        TypeError: If a size is not an int, ``theta_base`` is not a number, or ``dtype`` is
-            not float32 or float64.
-        ValueError: If a size is not positive, ``head_dim`` is odd, or ``theta_base`` is
-            not a finite number above 1.
+        TypeError: If a size is not an int, ``theta_base`` or a ``freq_config`` value is not
+            a number, ``freq_config`` is not a mapping, or ``dtype`` is not float32 or
+            float64.
+        ValueError: If a size is not positive, ``head_dim`` is odd, ``theta_base`` is not a
+            finite number above 1, or ``freq_config`` lacks a key, has a value that is not
+            positive, or a ``high_freq_factor`` not above its ``low_freq_factor``.
 
     Example:
         >>> cos, sin = compute_rope_params(head_dim=4, context_length=3)
@@ -85,10 +105,84 @@ def compute_rope_params(
         )
     exponents = torch.arange(0, head_dim, 2, dtype=dtype)[: head_dim // 2].float() / head_dim
     inv_freq = 1.0 / (theta_base**exponents)  # (d/2,): theta_k, radians per position
+    if freq_config is not None:
+        inv_freq = _scale_frequencies(inv_freq, *_check_freq_config(freq_config))
     positions = torch.arange(context_length, dtype=dtype)  # (context_length,)
     angles = positions.unsqueeze(1) * inv_freq.unsqueeze(0)  # (context_length, d/2): m theta_k
     angles = torch.cat([angles, angles], dim=1)  # (context_length, d): one per half
     return torch.cos(angles), torch.sin(angles)
+
+
+def _scale_frequencies(
+    inv_freq: Tensor, factor: float, low: float, high: float, original: float
+) -> Tensor:
+    """Llama 3.1's rescaling of the speeds; the arguments are ``freq_config``'s, in order."""
+    low_freq_wavelen = original / low  # pairs slower than this are slowed by `factor`
+    high_freq_wavelen = original / high  # pairs faster than this keep their speed
+    wavelen = 2 * torch.pi / inv_freq  # (d/2,): positions per full turn
+    scaled = torch.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
+    smooth_factor = (original / wavelen - low) / (high - low)  # 0 at low turns, 1 at high
+    smoothed = (1 - smooth_factor) * (inv_freq / factor) + smooth_factor * inv_freq
+    is_medium = (wavelen <= low_freq_wavelen) & (wavelen >= high_freq_wavelen)
+    return torch.where(is_medium, smoothed, scaled)
+
+
+def _check_freq_config(freq_config: object) -> tuple[float, ...]:
+    """Return ``freq_config``'s four values in the order of ``FREQ_CONFIG_KEYS``."""
+    if not isinstance(freq_config, Mapping):
+        raise TypeError(
+            f"freq_config must be None or a dict with the keys {', '.join(FREQ_CONFIG_KEYS)}; "
+            f"got {type(freq_config).__name__}"
+        )
+    missing = [key for key in FREQ_CONFIG_KEYS if key not in freq_config]
+    if missing:
+        raise ValueError(
+            f"freq_config lacks {', '.join(missing)}; it needs {', '.join(FREQ_CONFIG_KEYS)} "
+            "(Hugging Face's rope_scaling calls the last one original_max_position_embeddings)"
+        )
+    values = tuple(freq_config[key] for key in FREQ_CONFIG_KEYS)
+    for key, value in zip(FREQ_CONFIG_KEYS, values, strict=True):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"freq_config[{key!r}] must be a number; got {value!r}")
+        if not 0 < float(value) < math.inf:
+            raise ValueError(f"freq_config[{key!r}] must be positive and finite; got {value}")
+    if not values[2] > values[1]:
+        raise ValueError(
+            "freq_config['high_freq_factor'] must be above freq_config['low_freq_factor'] "
+            f"(the pairs between them are blended); got {values[2]} and {values[1]}"
+        )
+    return values
+
+
+def interleaved_to_halves(head_dim: int) -> Tensor:
+    """The order of a head's features that turns the interleaved layout into split halves.
+
+    A checkpoint written for the interleaved layout (pairs $(2k, 2k + 1)$, as in Meta's
+    reference Llama code) gives the same scores with :func:`apply_rope` once each head's
+    query and key features are taken in this order: the even features, then the odd ones.
+    Index the rows of ``W_query`` and ``W_key`` head by head with it, as Hugging Face's
+    conversion script for Llama does; values and ``out_proj`` are not rotated and stay.
+
+    Args:
+        head_dim: Features per head; must be even.
+
+    Returns:
+        A ``(head_dim,)`` int64 tensor: ``0, 2, ..., head_dim - 2, 1, 3, ..., head_dim - 1``.
+
+    Raises:
+        TypeError, ValueError: If ``head_dim`` is not a positive even int.
+
+    Example:
+        >>> interleaved_to_halves(6)
+        tensor([0, 2, 4, 1, 3, 5])
+    """
+    head_dim = check_size("head_dim", head_dim)
+    if head_dim % 2 != 0:
+        raise ValueError(
+            f"head_dim must be even: RoPE rotates features in pairs; got head_dim={head_dim}"
+        )
+    features = torch.arange(head_dim)  # (d,)
+    return torch.cat([features[0::2], features[1::2]])  # first of each pair, then second
 
 
 def apply_rope(x: Tensor, cos: Tensor, sin: Tensor, offset: int = 0) -> Tensor:
