@@ -12,9 +12,13 @@ right kind that is out of range. They never use ``assert``, which ``python -O`` 
 
 from __future__ import annotations
 
+import math
 import numbers
+from collections.abc import Mapping
 
 import torch
+
+FREQ_CONFIG_KEYS = ("factor", "low_freq_factor", "high_freq_factor", "original_context_length")
 
 
 def check_size(name: str, value: object) -> int:
@@ -248,34 +252,27 @@ def check_rope_inputs(x: object, cos: object, sin: object, offset: object) -> tu
     return x.shape[2], x.shape[3]
 
 
-def check_token_ids(ids: object, vocab_size: int, context_length: int) -> torch.Tensor:
-    """Return ``ids`` if it is ``(batch, num_tokens)`` of integer ids in ``[0, vocab_size]``."""
-    if not isinstance(ids, torch.Tensor):
-        raise TypeError(f"ids must be a torch.Tensor of token ids; got {type(ids).__name__}")
-    if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
-        raise TypeError(f"ids must have an integer dtype (e.g. torch.int64); got {ids.dtype}")
-    if ids.dim() != 2 or ids.shape[1] == 0:
+def check_freq_config(freq_config: object) -> Mapping[str, float]:
+    """Return ``freq_config`` if it maps each of `FREQ_CONFIG_KEYS` to a positive number."""
+    keys = ", ".join(FREQ_CONFIG_KEYS)
+    if not isinstance(freq_config, Mapping):
+        got = type(freq_config).__name__
+        raise TypeError(f"freq_config must be None or a dict with the keys {keys}; got {got}")
+    if missing := [key for key in FREQ_CONFIG_KEYS if key not in freq_config]:
         raise ValueError(
-            f"ids must be 2-D (batch, num_tokens) with at least one token; got shape "
-            f"{tuple(ids.shape)} (for one sequence, use ids.unsqueeze(0))"
+            f"freq_config lacks {', '.join(missing)}; it needs {keys} (Hugging Face's "
+            "rope_scaling calls the last one original_max_position_embeddings)"
         )
-    if ids.shape[1] > context_length:
+    for key in FREQ_CONFIG_KEYS:
+        value = freq_config[key]
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"freq_config[{key!r}] must be a number; got {value!r}")
+        if not 0 < float(value) < math.inf:
+            raise ValueError(f"freq_config[{key!r}] must be positive and finite; got {value}")
+    low, high = freq_config["low_freq_factor"], freq_config["high_freq_factor"]
+    if not high > low:
         raise ValueError(
-            f"ids has {ids.shape[1]} tokens, more than context_length={context_length}"
+            "freq_config['high_freq_factor'] must be above freq_config['low_freq_factor'] "
+            f"(the pairs between them are blended); got {high} and {low}"
         )
-    if ids.numel() and not 0 <= int(ids.min()) <= int(ids.max()) <= vocab_size:
-        raise ValueError(
-            f"ids must be in [0, {vocab_size}] ({vocab_size} is the start token); got values "
-            f"from {int(ids.min())} to {int(ids.max())}"
-        )
-    return ids
-
-
-def check_range(name: str, value: object) -> tuple[int, int]:
-    """Return ``value`` if it is ``(low, high)``, two positive ints with ``low <= high``."""
-    if not isinstance(value, tuple | list) or len(value) != 2:
-        raise ValueError(f"{name} must be (low, high); got {value!r}")
-    low, high = check_size(f"{name}[0]", value[0]), check_size(f"{name}[1]", value[1])
-    if low > high:
-        raise ValueError(f"{name} must be (low, high) with low <= high; got {tuple(value)}")
-    return low, high
+    return freq_config

@@ -28,7 +28,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from .checks import check_range, check_size, check_token_ids
+from .checks import check_size
 from .multihead import MultiHeadAttention
 
 __all__ = [
@@ -92,6 +92,40 @@ def repeated_tokens(
     first = torch.randint(0, vocab_size, (n, half), generator=generator)  # (n, L)
     start = torch.full((n, 1), vocab_size)  # (n, 1)
     return torch.cat([start, first, first], dim=1)  # (n, 1 + 2L)
+
+
+
+def check_token_ids(ids: object, vocab_size: int, context_length: int) -> torch.Tensor:
+    """Return ``ids`` if it is ``(batch, num_tokens)`` of integer ids in ``[0, vocab_size]``."""
+    if not isinstance(ids, torch.Tensor):
+        raise TypeError(f"ids must be a torch.Tensor of token ids; got {type(ids).__name__}")
+    if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
+        raise TypeError(f"ids must have an integer dtype (e.g. torch.int64); got {ids.dtype}")
+    if ids.dim() != 2 or ids.shape[1] == 0:
+        raise ValueError(
+            f"ids must be 2-D (batch, num_tokens) with at least one token; got shape "
+            f"{tuple(ids.shape)} (for one sequence, use ids.unsqueeze(0))"
+        )
+    if ids.shape[1] > context_length:
+        raise ValueError(
+            f"ids has {ids.shape[1]} tokens, more than context_length={context_length}"
+        )
+    if ids.numel() and not 0 <= int(ids.min()) <= int(ids.max()) <= vocab_size:
+        raise ValueError(
+            f"ids must be in [0, {vocab_size}] ({vocab_size} is the start token); got values "
+            f"from {int(ids.min())} to {int(ids.max())}"
+        )
+    return ids
+
+
+def check_range(name: str, value: object) -> tuple[int, int]:
+    """Return ``value`` if it is ``(low, high)``, two positive ints with ``low <= high``."""
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        raise ValueError(f"{name} must be (low, high); got {value!r}")
+    low, high = check_size(f"{name}[0]", value[0]), check_size(f"{name}[1]", value[1])
+    if low > high:
+        raise ValueError(f"{name} must be (low, high) with low <= high; got {tuple(value)}")
+    return low, high
 
 
 class AttentionOnlyTransformer(nn.Module):

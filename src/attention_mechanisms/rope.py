@@ -34,11 +34,9 @@ from collections.abc import Mapping
 import torch
 from torch import Tensor
 
-from .checks import check_rope_inputs, check_size
+from .checks import check_freq_config, check_rope_inputs, check_size
 
 __all__ = ["apply_rope", "compute_rope_params", "interleaved_to_halves"]
-
-FREQ_CONFIG_KEYS = ("factor", "low_freq_factor", "high_freq_factor", "original_context_length")
 
 
 def compute_rope_params(
@@ -105,53 +103,22 @@ def compute_rope_params(
         )
     exponents = torch.arange(0, head_dim, 2, dtype=dtype)[: head_dim // 2].float() / head_dim
     inv_freq = 1.0 / (theta_base**exponents)  # (d/2,): theta_k, radians per position
-    if freq_config is not None:
-        inv_freq = _scale_frequencies(inv_freq, *_check_freq_config(freq_config))
+    if freq_config is not None:  # Llama 3.1's rescaling, with freq_config's four numbers
+        freq_config = check_freq_config(freq_config)
+        factor, original = freq_config["factor"], freq_config["original_context_length"]
+        low, high = freq_config["low_freq_factor"], freq_config["high_freq_factor"]
+        low_freq_wavelen = original / low  # pairs slower than this are slowed by `factor`
+        high_freq_wavelen = original / high  # pairs faster than this keep their speed
+        wavelen = 2 * torch.pi / inv_freq  # (d/2,): positions per full turn
+        inv_freq_llama = torch.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
+        smooth_factor = (original / wavelen - low) / (high - low)  # 0 at low turns, 1 at high
+        smoothed_inv_freq = (1 - smooth_factor) * (inv_freq / factor) + smooth_factor * inv_freq
+        is_medium_freq = (wavelen <= low_freq_wavelen) & (wavelen >= high_freq_wavelen)
+        inv_freq = torch.where(is_medium_freq, smoothed_inv_freq, inv_freq_llama)
     positions = torch.arange(context_length, dtype=dtype)  # (context_length,)
     angles = positions.unsqueeze(1) * inv_freq.unsqueeze(0)  # (context_length, d/2): m theta_k
     angles = torch.cat([angles, angles], dim=1)  # (context_length, d): one per half
     return torch.cos(angles), torch.sin(angles)
-
-
-def _scale_frequencies(
-    inv_freq: Tensor, factor: float, low: float, high: float, original: float
-) -> Tensor:
-    """Llama 3.1's rescaling of the speeds; the arguments are ``freq_config``'s, in order."""
-    low_freq_wavelen = original / low  # pairs slower than this are slowed by `factor`
-    high_freq_wavelen = original / high  # pairs faster than this keep their speed
-    wavelen = 2 * torch.pi / inv_freq  # (d/2,): positions per full turn
-    scaled = torch.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
-    smooth_factor = (original / wavelen - low) / (high - low)  # 0 at low turns, 1 at high
-    smoothed = (1 - smooth_factor) * (inv_freq / factor) + smooth_factor * inv_freq
-    is_medium = (wavelen <= low_freq_wavelen) & (wavelen >= high_freq_wavelen)
-    return torch.where(is_medium, smoothed, scaled)
-
-
-def _check_freq_config(freq_config: object) -> tuple[float, ...]:
-    """Return ``freq_config``'s four values in the order of ``FREQ_CONFIG_KEYS``."""
-    if not isinstance(freq_config, Mapping):
-        raise TypeError(
-            f"freq_config must be None or a dict with the keys {', '.join(FREQ_CONFIG_KEYS)}; "
-            f"got {type(freq_config).__name__}"
-        )
-    missing = [key for key in FREQ_CONFIG_KEYS if key not in freq_config]
-    if missing:
-        raise ValueError(
-            f"freq_config lacks {', '.join(missing)}; it needs {', '.join(FREQ_CONFIG_KEYS)} "
-            "(Hugging Face's rope_scaling calls the last one original_max_position_embeddings)"
-        )
-    values = tuple(freq_config[key] for key in FREQ_CONFIG_KEYS)
-    for key, value in zip(FREQ_CONFIG_KEYS, values, strict=True):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise TypeError(f"freq_config[{key!r}] must be a number; got {value!r}")
-        if not 0 < float(value) < math.inf:
-            raise ValueError(f"freq_config[{key!r}] must be positive and finite; got {value}")
-    if not values[2] > values[1]:
-        raise ValueError(
-            "freq_config['high_freq_factor'] must be above freq_config['low_freq_factor'] "
-            f"(the pairs between them are blended); got {values[2]} and {values[1]}"
-        )
-    return values
 
 
 def interleaved_to_halves(head_dim: int) -> Tensor:

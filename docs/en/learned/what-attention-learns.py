@@ -17,12 +17,14 @@ import torch
 from torch import nn
 
 from attention_mechanisms import MultiHeadAttention
-from attention_mechanisms.checks import check_range, check_size, check_token_ids
+from attention_mechanisms.checks import check_size
 from attention_mechanisms.induction import (
     HALF_LENGTHS,
     SYMBOLS,
     VOCAB_SIZE,
     AttentionOnlyTransformer,
+    check_range,
+    check_token_ids,
     repeated_tokens,
     spell,
     train_induction,

@@ -46,8 +46,9 @@ batch = torch.stack((inputs, inputs), dim=0)  # (2, 6, 3)
 # each new token costs one query against them instead of a pass over the whole text: the
 # KV cache of [Making attention fast](../fast/making-attention-fast.py). Per token and per
 # layer, multi-head attention caches one key and one value of `head_dim` numbers for each
-# of its $h$ heads: $2 h \, d_\text{head}$ numbers. Over a long context and many layers,
-# that cache, not the weights, is what fills a GPU's memory.
+# of its $h$ heads: $2 h \, d_\text{head}$ numbers. It grows with every token of every
+# sequence in the batch, and over long contexts or large batches it outgrows the weights
+# themselves (measured below).
 #
 # Grouped-query attention keeps the $h$ query heads and computes only $g$ key heads and
 # $g$ value heads, with $g$ dividing $h$. The query heads form $g$ groups of
@@ -220,10 +221,62 @@ for label, groups in [("32 (multi-head)", 32), ("8 (Llama 3 8B)", 8), ("1 (multi
 
 # %% [markdown]
 # For one sequence of 8,192 tokens, grouped-query attention keeps 1 GiB where multi-head
-# attention would keep 4 GiB, and a batch of sequences multiplies both. The weights shrink
-# too, but much less: only `W_key` and `W_value` get smaller.
+# attention would keep 4 GiB, and a batch of sequences multiplies both.
 #
-# The figure below runs the same measurement as the context grows.
+# ## The cache beside the weights
+#
+# Whether the cache matters depends on how much text is held at once. The whole model's
+# weights are counted here on the `meta` device from the same `config.json` (a vocabulary
+# of 128,256 tokens, `intermediate_size` 14336 for the three feed-forward matrices, two
+# norms per layer and one at the end, and an output layer that is not tied to the
+# embedding), with the attention layers built by `GroupedQueryAttention` itself. Llama 3.1
+# 8B has the same shape with a context of 131,072 tokens.
+
+
+# %%
+def llama3_8b_weight_bytes(num_kv_groups):
+    with torch.device("meta"):
+        per_layer = [
+            llama3_8b_layer(num_kv_groups),
+            nn.Linear(4096, 14336, bias=False),  # the feed-forward's three matrices
+            nn.Linear(4096, 14336, bias=False),
+            nn.Linear(14336, 4096, bias=False),
+            nn.RMSNorm(4096),
+            nn.RMSNorm(4096),
+        ]
+        ends = [nn.Embedding(128256, 4096), nn.RMSNorm(4096), nn.Linear(4096, 128256, bias=False)]
+    numbers = layers * sum(p.numel() for m in per_layer for p in m.parameters())
+    numbers += sum(p.numel() for m in ends for p in m.parameters())
+    return 2 * numbers  # bfloat16: 2 bytes a number
+
+
+print(f"{'':<26}{'8 key-value heads':>18}{'32 (multi-head)':>17}")
+print(
+    f"{'weights':<26}{llama3_8b_weight_bytes(8) / 2**30:>14.1f} GiB"
+    f"{llama3_8b_weight_bytes(32) / 2**30:>13.1f} GiB"
+)
+for tokens, batch_size in [(8192, 1), (8192, 16), (131072, 1), (131072, 8)]:
+    label = f"cache, {batch_size} x {tokens:,} tokens"
+    gqa_cache = batch_size * layers * cache_bytes(llama3_8b_layer(8), tokens, 4096)
+    mha_cache = batch_size * layers * cache_bytes(llama3_8b_layer(32), tokens, 4096)
+    print(f"{label:<26}{gqa_cache / 2**30:>14.1f} GiB{mha_cache / 2**30:>13.1f} GiB")
+# Out:
+#                            8 key-value heads  32 (multi-head)
+# weights                             15.0 GiB         16.5 GiB
+# cache, 1 x 8,192 tokens              1.0 GiB          4.0 GiB
+# cache, 16 x 8,192 tokens            16.0 GiB         64.0 GiB
+# cache, 1 x 131,072 tokens           16.0 GiB         64.0 GiB
+# cache, 8 x 131,072 tokens          128.0 GiB        512.0 GiB
+
+# %% [markdown]
+# For one sequence of 8,192 tokens the weights are about fifteen times the grouped cache,
+# and what grouping saves is small beside them. Long contexts and large batches make the
+# cache the larger of the two, and there grouping decides whether the text fits: at
+# 131,072 tokens a single multi-head sequence would need four times the memory of the
+# weights. (Grouping also shrinks the weights a little: only `W_key` and `W_value` get
+# smaller.)
+#
+# The figure below measures the cache of one sequence as the context grows.
 
 # %%
 lengths = [1024, 2048, 4096, 8192, 16384, 32768]
@@ -253,6 +306,55 @@ show_figure(
 # %% [markdown]
 # All three lines grow linearly with the context; grouping moves the line down by the
 # factor $g / h$ and changes nothing else.
+#
+# ## Memory saved is not yet speed gained
+#
+# Generating a token reads the whole cache from memory, and for long texts that reading,
+# more than the arithmetic, sets the pace. This class stores the grouped cache, but each
+# cached step copies it out with `repeat_interleave` to one key and one value head per
+# query head, and attends to the copy. Here is that copy for one Llama 3 8B layer after
+# 8,192 tokens, again on the `meta` device:
+
+# %%
+layer = llama3_8b_layer(8)
+cache_bytes(layer, 8192, 4096)
+copied = layer.cache_k.repeat_interleave(layer.group_size, dim=1)  # what forward attends to
+print("cached keys:", tuple(layer.cache_k.shape), f"{layer.cache_k.nbytes / 2**20:.0f} MiB")
+print("keys attended to:", tuple(copied.shape), f"{copied.nbytes / 2**20:.0f} MiB")
+# Out:
+# cached keys: (1, 8, 8192, 128) 16 MiB
+# keys attended to: (1, 32, 8192, 128) 64 MiB
+
+# %% [markdown]
+# Each step therefore reads and writes as much as multi-head attention would, on top of
+# the smaller cache. The speed that grouped-query attention is known for comes from kernels
+# that let the query heads of a group read their shared key and value head where it lies:
+# FlashAttention-2 accepts keys and values with fewer heads than the queries, and PyTorch's
+# `F.scaled_dot_product_attention` takes `enable_gqa=True`, as in the check above.
+#
+# ## What it costs in quality
+#
+# Fewer key and value heads give each query less to choose from. How much that costs has
+# been measured by training the same model both ways:
+#
+# - **Multi-query attention** (Shazeer, 2019, Table 1): on WMT14 English to German, one
+#   key-value head instead of 8 lowered the development BLEU from 26.7 to 26.5, while the
+#   decoder's time per generated token fell from 46 to 3.8 µs (Table 2, on a TPUv2).
+# - **The GQA paper** (Ainslie et al., 2023, Table 1): T5-XXL, converted with 5% of its
+#   pre-training compute. Averaged over summarization, translation and question answering,
+#   multi-head scored 47.2 at 1.51 s per sample, 8 groups 47.1 at 0.28 s, and multi-query
+#   46.6 at 0.24 s.
+# - **Llama 2** (Touvron et al., 2023, appendix A.2.1, Table 18): 30B models trained on 150B
+#   tokens, with wider feed-forward layers to keep the parameter count. Grouped-query
+#   attention was close to multi-head on most tasks and better than multi-query on
+#   average; on MMLU, for example, multi-head 28.0, grouped 26.9, multi-query 26.5.
+# - **DeepSeek-V2** (DeepSeek-AI, 2024, appendix D.1, Table 8): dense 7B models trained on
+#   1.33T tokens. Here the gap was larger: MMLU 45.2 with multi-head attention, 41.2 with 8
+#   groups, 37.9 with multi-query. That gap led DeepSeek to latent attention
+#   ([next chapters](latent-attention.py)).
+#
+# So grouping trades a small, measurable loss for a cache $h / g$ times smaller; the
+# fewer the groups, the larger the loss.
 #
 # ## Exercises
 #

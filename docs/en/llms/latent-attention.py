@@ -53,9 +53,10 @@ batch = torch.stack((inputs, inputs), dim=0)  # (2, 6, 3)
 #
 # Only $c$ is cached: $r$ numbers per token and layer instead of $2 \, d_\text{out}$, a
 # ratio of $r / (2 \, d_\text{out})$. The price is recomputing the keys and values from every
-# cached latent at each step. DeepSeek's models avoid most of that by
-# folding $W_\text{UK}$ into the queries, and they give each head a few extra rotated key
-# features; like the book's bonus code, this class keeps the core idea only.
+# cached latent at each step. DeepSeek's models avoid that by folding $W_\text{UK}$ into the
+# queries, which works only if the rotary position embeddings stay out of the way; how they
+# manage both is the subject of a section below. Like the book's bonus code, this class
+# keeps the core idea only.
 #
 # ## The class, as the lines that change
 #
@@ -163,15 +164,67 @@ print("ratio:", mla.cache_c_kv.numel() / kv_numbers, "= latent_dim / (2 * d_out)
 # ratio: 0.09375 = latent_dim / (2 * d_out) = 0.09375
 
 # %% [markdown]
+# ## Folding the key projection into the queries
+#
+# Head $i$'s score for a query token $x_t$ and a cached token $s$ is
+# $q_i^\top k_i = (W_{Q,i}\, x_t)^\top (W_{UK,i}\, c_s) = x_t^\top (W_{Q,i}^\top W_{UK,i})\, c_s$.
+# The matrix in the middle does not depend on the tokens, so it can be computed once per
+# head, and the queries can then be scored against the cached latents directly, without
+# ever building the keys. With the class's own weights (no biases):
+
+# %%
+torch.manual_seed(4)
+mla = MultiHeadLatentAttention(d_in=16, d_out=32, dropout=0.0, num_heads=4, latent_dim=8)
+mla = mla.double()
+x = torch.randn(1, 5, 16, dtype=torch.float64)
+h, d = mla.num_heads, mla.head_dim
+queries = mla.W_query(x).view(1, 5, h, d).transpose(1, 2)  # (b, h, T, d_head)
+keys = mla.W_UK(mla.W_DKV(x)).view(1, 5, h, d).transpose(1, 2)  # (b, h, T, d_head)
+scores = queries @ keys.transpose(2, 3)  # (b, h, T, T): what forward computes
+
+latent = mla.W_DKV(x)  # (b, T, r): what the cache holds
+w_q = mla.W_query.weight.view(h, d, 16)  # (h, d_head, d_in)
+w_uk = mla.W_UK.weight.view(h, d, 8)  # (h, d_head, r)
+folded = w_q.transpose(1, 2) @ w_uk  # (h, d_in, r): once per head, before any token
+scores_folded = (x.unsqueeze(1) @ folded) @ latent.unsqueeze(1).transpose(2, 3)  # (b, h, T, T)
+print("same scores without keys:", torch.allclose(scores, scores_folded))
+# Out:
+# same scores without keys: True
+
+# %% [markdown]
+# ## Why DeepSeek adds one shared rotary key
+#
+# Rotary position embeddings ([the previous chapter](rotary-position-embeddings.py)) turn
+# each query and key by its position: the score becomes
+# $x_t^\top W_{Q,i}^\top R_t^\top R_s W_{UK,i}\, c_s$, and $R_t^\top R_s$ sits between the
+# two matrices and changes with every pair of positions. No single matrix can be computed
+# in advance any more; the keys would have to be rebuilt from every cached latent at every
+# step, which is what folding was meant to avoid (DeepSeek-V2 paper, section 2.1.3).
+#
+# DeepSeek-V2 and V3 therefore keep position out of the compressed part and carry it on a
+# few extra features:
+#
+# - each head gets 64 more query features, computed from the query and rotated;
+# - each token gets **one** rotated key of 64 features, computed from the token itself and
+#   **shared by all heads**;
+# - head $i$'s key is its own unrotated key from the latent followed by the shared rotated
+#   key, so its score is the folded score plus the score of the rotated parts.
+#
+# The shared rotated key must be cached too, beside the latent: 512 + 64 = 576 numbers per
+# token and layer in DeepSeek-V3. Had each of the 128 heads kept its own 64 rotated
+# features, the cache would have grown by $128 \times 64$ numbers instead of 64, and
+# most of what the latent saves would be gone. The class here, like the book's bonus code,
+# has no position embedding and no rotated key.
+#
 # ## At a published size
 #
 # DeepSeek-V3 has 61 layers and 128 heads of 128 features, a latent of 512 numbers per
 # token (`kv_lora_rank`), and a context of 128K (131,072) tokens (the DeepSeek-V3
 # technical report, DeepSeek-AI, 2024; and the model's `config.json`: `num_hidden_layers`
 # 61, `num_attention_heads` 128, `kv_lora_rank` 512, `v_head_dim` 128). The real model also
-# caches 64 rotated key features per token, which this class does not have; the table is
-# for the class at that size, in bfloat16, built on the `meta` device (shapes and dtypes,
-# no data).
+# caches its shared rotated key, 64 numbers per token, which this class does not have; the
+# table is for the class at that size, in bfloat16, built on the `meta` device (shapes and
+# dtypes, no data).
 
 
 # %%
@@ -232,6 +285,27 @@ show_figure(
 # AttentionFigure('Figure 1. KV-cache size of a DeepSeek-V3-like model for one sequence, from the cache tensors of MultiHeadLatentAttention and of a multi-head cache.')
 
 # %% [markdown]
+# ## What it costs in quality
+#
+# DeepSeek compared the two directly, training the same models with multi-head and with
+# latent attention (DeepSeek-V2 paper, DeepSeek-AI, 2024):
+#
+# - **The cache** (Table 1): per token, $(d_c + d_h^R)\,l$ numbers for $l$ layers, where
+#   $d_c$ is the latent and $d_h^R$ the shared rotated key; with DeepSeek-V2's sizes about
+#   $\tfrac{9}{2} d_h l$, the cache of grouped-query attention with only 2.25 groups.
+# - **The quality** (appendix D.2, Table 9): a mixture-of-experts model of about 16B
+#   parameters kept 15.6K numbers per token in its cache instead of 110.6K and scored 50.0
+#   on MMLU instead of 48.7; at about 250B parameters, 34.6K instead of 860.2K, and 59.0
+#   instead of 57.5. One of the four benchmarks went the other way (C-Eval, 50.9 against
+#   51.6 for the small model).
+# - **Against sharing** (appendix D.1, Table 8): in dense 7B models, grouped-query and
+#   multi-query attention lost 4 and 7 points of MMLU to multi-head attention
+#   ([Grouped-query attention](grouped-query-attention.py)); latent attention is DeepSeek's
+#   way to shrink the cache without that loss.
+#
+# What latent attention costs instead is arithmetic and complexity: the up-projections or
+# the folded matrices at every step, and the separate rotated key.
+#
 # ## Exercises
 #
 # ### Exercise 1: The same cache as grouped-query attention

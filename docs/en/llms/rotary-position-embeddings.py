@@ -8,7 +8,9 @@
 # Mistral, Gemma and DeepSeek instead *rotate* the queries and keys inside every attention
 # layer, by angles that grow with the position: rotary position embeddings, RoPE
 # (Su et al., 2021). This page builds the two functions the book's bonus code uses, checks
-# the property that makes them work, and shows where they go in an attention layer.
+# the property that makes them work, shows where they go in an attention layer, how the two
+# layouts of published checkpoints map onto each other, and how Llama 3.1 rescales the
+# angles for long contexts.
 
 # %%
 import math
@@ -17,8 +19,13 @@ import numbers
 import matplotlib.pyplot as plt
 import torch
 
-from attention_mechanisms import MultiHeadAttention, apply_rope, compute_rope_params
-from attention_mechanisms.checks import check_rope_inputs, check_size
+from attention_mechanisms import (
+    MultiHeadAttention,
+    apply_rope,
+    compute_rope_params,
+    interleaved_to_halves,
+)
+from attention_mechanisms.checks import check_freq_config, check_rope_inputs, check_size
 from attention_mechanisms.plotting import show_figure
 
 inputs = torch.tensor(
@@ -35,8 +42,9 @@ inputs = torch.tensor(
 # %% [markdown]
 # ## Position as an angle
 #
-# Split a head's $d$ features into $d/2$ pairs, feature $k$ with feature $k + d/2$, and
-# read each pair as a point in a plane. At position $m$, pair $k$ is turned by the angle
+# Split a head's $d$ features into $d/2$ pairs and read each pair as a point in a plane.
+# Here, as in the book's bonus code, pair $k$ is feature $k$ with feature $k + d/2$ (other
+# code pairs neighbours; both layouts are compared below). At position $m$, pair $k$ is turned by the angle
 # $m \theta_k$, where each pair has its own speed:
 #
 # $$
@@ -165,6 +173,81 @@ print("with offsets:", torch.equal(torch.cat(one_by_one, dim=2), whole))
 # with offsets: True
 
 # %% [markdown]
+# ## Two layouts of the same rotation
+#
+# Which two features form a pair is a convention of the code that trained a model, and
+# published checkpoints use both:
+#
+# | layout | pair $k$ | used by |
+# | --- | --- | --- |
+# | interleaved | features $2k$ and $2k + 1$ | the RoFormer paper (Su et al., 2021, equation 34); Meta's reference Llama code (`apply_rotary_emb` in `llama/model.py`) and the checkpoints Meta ships with it; Mistral's `mistral-inference`; DeepSeek-V3's reference `inference/model.py`; GPT-J (`rotate_every_two`) |
+# | split halves | features $k$ and $k + d/2$ | GPT-NeoX (`rotate_half`); Hugging Face `transformers` (Llama, Qwen, Mistral, Gemma) and the checkpoints converted for it; the book's bonus code; this package |
+#
+# Meta's code writes the interleaved form with complex numbers: each neighbouring pair is
+# one complex number, and turning it by $m\theta_k$ is a multiplication by
+# $e^{i m \theta_k}$. In a few lines, with the speeds of `compute_rope_params`:
+
+
+# %%
+def apply_rope_interleaved(x, theta_base=10_000):
+    # Turn pair (2k, 2k + 1) of the token at position m by m * theta_k; x is (b, h, T, d).
+    num_tokens, d = x.shape[-2], x.shape[-1]
+    theta = 1.0 / theta_base ** (torch.arange(0, d, 2).float() / d)  # (d/2,), as above
+    angles = torch.arange(num_tokens, dtype=torch.float64)[:, None] * theta  # (T, d/2)
+    pairs = torch.view_as_complex(x.reshape(*x.shape[:-1], d // 2, 2))  # (b, h, T, d/2)
+    turned = pairs * torch.polar(torch.ones_like(angles), angles)
+    return torch.view_as_real(turned).flatten(-2)  # (b, h, T, d): pairs side by side again
+
+
+# %% [markdown]
+# Both layouts turn the same pairs by the same angles; they only store the pairs in a
+# different order. So a checkpoint trained with one works with the other once each head's
+# query and key features are reordered: the even features first, then the odd ones.
+# [`interleaved_to_halves`][attention_mechanisms.rope.interleaved_to_halves] gives that
+# order, and Hugging Face's conversion script for Llama applies it to the rows of `wq`
+# and `wk`, head by head. Here are two heads of 8 features with interleaved weights, as if
+# loaded from such a checkpoint:
+
+# %%
+torch.manual_seed(7)
+num_heads, head_dim, num_tokens = 2, 8, 10
+w_query = torch.randn(num_heads * head_dim, 16, dtype=torch.float64)  # interleaved rows
+w_key = torch.randn(num_heads * head_dim, 16, dtype=torch.float64)
+x = torch.randn(num_tokens, 16, dtype=torch.float64)
+
+
+def split_heads(w):
+    return (x @ w.T).view(num_tokens, num_heads, head_dim).transpose(0, 1).unsqueeze(0)
+
+
+def reorder_rows(w, order):
+    return w.view(num_heads, head_dim, -1)[:, order].reshape_as(w)  # head by head
+
+
+q, k = apply_rope_interleaved(split_heads(w_query)), apply_rope_interleaved(split_heads(w_key))
+trained = q @ k.transpose(2, 3)  # the scores the checkpoint was trained to give
+print(f"largest score: {trained.abs().max().item():.1e}")
+
+order = interleaved_to_halves(head_dim)
+print("order:", order.tolist())
+cos64, sin64 = compute_rope_params(head_dim, context_length=num_tokens, dtype=torch.float64)
+for label, order_used in [("reordered", order), ("as loaded", torch.arange(head_dim))]:
+    q = apply_rope(split_heads(reorder_rows(w_query, order_used)), cos64, sin64)
+    k = apply_rope(split_heads(reorder_rows(w_key, order_used)), cos64, sin64)
+    gap = (q @ k.transpose(2, 3) - trained).abs().max().item()
+    print(f"{label:<10} largest score difference: {gap:.1e}")
+# Out:
+# largest score: 1.4e+02
+# order: [0, 2, 4, 6, 1, 3, 5, 7]
+# reordered  largest score difference: 7.8e-14
+# as loaded  largest score difference: 1.7e+02
+
+# %% [markdown]
+# Reordered, the split-halves code gives the checkpoint's own scores, up to the rounding of
+# float64. Loaded as it is, it pairs the wrong features, and the scores are off by as much
+# as the largest score itself: the model runs and produces nonsense, with no error. Values and
+# `out_proj` are not rotated and keep their order.
+#
 # ## The angles, drawn
 #
 # The figure uses `compute_rope_params` with the head size and the base of Llama 3
@@ -194,6 +277,73 @@ show_figure(
 )
 # Out:
 # AttentionFigure("Figure 1. Left: how four pairs turn over 100 positions. Right: each pair's speed.")
+
+# %% [markdown]
+# ## Longer contexts: rescaling the speeds
+#
+# A model sees, in training, the angles of the positions it is trained on. A pair that
+# turns many times within that context has met every angle; a slow pair has met only a
+# small arc, and past the trained length it reaches angles the model has never seen. That
+# is RoPE's cost in quality: attention degrades past the context it was trained on, and
+# growing the context means changing the angles.
+#
+# Llama 3.1 reads 128K tokens where Llama 3 read 8,192, and part of the change is a
+# rescaling of the speeds, given by the `rope_scaling` of Meta's `config.json` for
+# Llama 3.1 8B: `factor` 8, `low_freq_factor` 1, `high_freq_factor` 4 and
+# `original_max_position_embeddings` 8192. The book's bonus code passes these to
+# `compute_rope_params` as `freq_config` (with the last key named
+# `original_context_length`), and so does this package:
+#
+# - a pair that turns fewer than `low_freq_factor` times in the original 8,192 positions
+#   (a wavelength above 8,192 positions) is slowed down by `factor`, so that the longer
+#   context stays within angles the model has seen;
+# - a pair that turns more than `high_freq_factor` times (a wavelength below 2,048) keeps its
+#   speed: it measures short distances, which do not change with the length of the text;
+# - the pairs between are blended from one to the other, in proportion to how often they
+#   turn.
+
+# %%
+freq_config = {
+    "factor": 8.0,
+    "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0,
+    "original_context_length": 8192,
+}
+cos, sin = compute_rope_params(128, theta_base=500_000, context_length=2)
+cos31, sin31 = compute_rope_params(128, 500_000, 2, freq_config)
+before = torch.atan2(sin[1, :64], cos[1, :64])  # theta_k: the angle at position 1
+after = torch.atan2(sin31[1, :64], cos31[1, :64])
+ratio = before / after
+print("pairs that keep their speed:", (ratio == 1).sum().item())
+print("pairs slowed by 8:", torch.isclose(ratio, torch.tensor(8.0)).sum().item())
+print("pairs blended:", ((ratio > 1) & ~torch.isclose(ratio, torch.tensor(8.0))).sum().item())
+# Out:
+# pairs that keep their speed: 29
+# pairs slowed by 8: 29
+# pairs blended: 6
+
+# %%
+wavelength = 2 * torch.pi / before  # positions per full turn
+fig, ax = plt.subplots(figsize=(6, 3.6), layout="constrained")
+ax.plot(wavelength, before, marker=".", label="Llama 3 (no scaling)")
+ax.plot(wavelength, after, marker=".", label="Llama 3.1 (freq_config)")
+for edge in (2048, 8192):
+    ax.axvline(edge, color="0.5", linestyle="--", linewidth=1)
+ax.set(xscale="log", yscale="log", xlabel="wavelength before scaling, positions per turn")
+ax.set(ylabel=r"$\theta_k$, radians per position")
+ax.legend(loc="upper right", framealpha=1)
+show_figure(
+    fig,
+    caption="Figure 2. The 64 speeds of a Llama 3 head before and after Llama 3.1's rescaling.",
+    alt=(
+        "A log-log chart of each pair's speed against its wavelength before scaling. The "
+        "two lines coincide for wavelengths below 2,048 positions (a dashed line), the "
+        "scaled line bends away between 2,048 and 8,192 (a second dashed line), and beyond "
+        "8,192 it runs parallel to the unscaled one, eight times lower."
+    ),
+)
+# Out:
+# AttentionFigure("Figure 2. The 64 speeds of a Llama 3 head before and after Llama 3.1's rescaling.")
 
 # %% [markdown]
 # ## What it costs in memory
