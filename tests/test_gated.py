@@ -151,3 +151,28 @@ def test_gated_attention_refuses_what_multi_head_attention_refuses():
         GatedDeltaNet(4, 8, 0.0, 2, qkv_bias="yes")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"^x must be torch.float32 like the module.s parameters"):
         attn(torch.rand(1, 5, 4, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("cls", ["gated", "deltanet"])
+def test_dropout_is_one_draw_at_the_place_of_the_bonus_code(cls):
+    # Gated attention drops attention weights, (b, h, T, T); Gated DeltaNet drops features
+    # of the gated output, (b, T, d_out), just before out_proj. Either way it is the only
+    # random draw of the forward pass, so the same seed gives the same mask as a bare draw.
+    torch.manual_seed(8)
+    layer = (
+        GatedMultiHeadAttention(6, 8, 5, 0.4, 2) if cls == "gated" else GatedDeltaNet(6, 8, 0.4, 2)
+    )
+    x = torch.randn(3, 5, 6)
+    seen: dict[str, torch.Tensor] = {}
+    layer.out_proj.register_forward_pre_hook(lambda module, args: seen.update(mixed=args[0]))
+    layer.dropout.register_forward_pre_hook(lambda module, args: seen.update(plain=args[0]))
+    layer.dropout.register_forward_hook(lambda module, args, out: seen.update(dropped=out))
+    torch.manual_seed(9)
+    layer(x)
+    shape = (3, 2, 5, 5) if cls == "gated" else (3, 5, 8)
+    torch.manual_seed(9)
+    mask = nn.functional.dropout(torch.ones(shape), p=0.4, training=True)
+    assert seen["plain"].shape == shape
+    torch.testing.assert_close(seen["dropped"], seen["plain"] * mask)
+    if cls == "deltanet":  # nothing happens between the dropout and out_proj
+        assert seen["mixed"] is seen["dropped"]

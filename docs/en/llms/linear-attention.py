@@ -244,7 +244,9 @@ for kind in layer_kinds:
 lengths = [1024, 4096, 16384, 65536, 131072]
 fig, ax = plt.subplots(figsize=(6.4, 3.8), layout="constrained")
 for kind in layer_kinds:
-    ax.plot(lengths, [model_cache_gib(kind, t) for t in lengths], marker="o", label=kind)
+    style = "--" if kind.startswith("sliding") else "-"  # it covers multi-head up to 4,096
+    sizes = [model_cache_gib(kind, t) for t in lengths]
+    ax.plot(lengths, sizes, style, marker="o", label=kind)
 ax.set(xscale="log", yscale="log", xlabel="tokens in the context", ylabel="GiB, 48 layers")
 ax.set_xticks(lengths, [f"{t:,}" for t in lengths])
 ax.minorticks_off()
