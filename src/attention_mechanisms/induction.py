@@ -94,7 +94,6 @@ def repeated_tokens(
     return torch.cat([start, first, first], dim=1)  # (n, 1 + 2L)
 
 
-
 def check_token_ids(ids: object, vocab_size: int, context_length: int) -> torch.Tensor:
     """Return ``ids`` if it is ``(batch, num_tokens)`` of integer ids in ``[0, vocab_size]``."""
     if not isinstance(ids, torch.Tensor):
