@@ -2,8 +2,8 @@ r"""Grouped-query attention: fewer key and value heads than query heads.
 
 In [MultiHeadAttention][attention_mechanisms.multihead.MultiHeadAttention] every one of the
 $h$ heads has its own queries, keys and values. In generation the keys and values of every
-earlier token are kept in a cache, and that cache, $2 \cdot h \cdot d_\text{head}$ numbers per
-token and layer, is what fills a GPU's memory on long contexts. Grouped-query attention
+earlier token are kept in a cache of $2 \cdot h \cdot d_\text{head}$ numbers per token and
+layer, which on long contexts or large batches outgrows the weights. Grouped-query attention
 (Ainslie et al., 2023, used by Llama 2 70B, Llama 3, Mistral and Qwen) keeps the $h$ query
 heads but computes only $g$ key heads and $g$ value heads. Query heads are split into $g$
 groups of $h / g$ consecutive heads, and every head in group $j$ attends with key and value

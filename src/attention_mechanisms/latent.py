@@ -12,9 +12,11 @@ $$
 Only $c$ is cached: ``latent_dim`` numbers per token and layer instead of the
 $2 \cdot d_\text{out}$ of a multi-head cache, a ratio of
 $\text{latent\_dim} / (2\, d_\text{out})$. The price is the up-projections, recomputed from
-the cache at every step (DeepSeek's models fold $W_\text{UK}$ into the queries to avoid
-that, and give part of each head a separate, rotated key; this class keeps the core idea
-only, as the book's bonus material does).
+the cache at every step. DeepSeek's models fold $W_\text{UK}$ into the queries to avoid
+that; because rotary position embeddings would stand between the two, they carry the
+position on a few extra query features per head and one rotated key per token, shared by
+all heads and cached beside $c$. This class keeps the core idea only, as the book's bonus
+material does.
 """
 
 from __future__ import annotations

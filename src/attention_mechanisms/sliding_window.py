@@ -13,7 +13,10 @@ $$
 Information still travels further than $w$ tokens, one window per layer, and models mix in
 ordinary (global) layers: Gemma 3 has five sliding-window layers for each global one. In
 generation a layer only ever needs the last $w$ keys and values, so its cache stops growing
-at $w$ tokens.
+at $w$ tokens, and each new token scores at most $w$ keys. On a whole sequence this class
+computes all the scores and hides those outside the band; kernels that skip the blocks
+outside it (FlashAttention-2's ``window_size``, FlexAttention's ``BlockMask``) save that
+work too.
 """
 
 from __future__ import annotations

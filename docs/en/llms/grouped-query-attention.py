@@ -272,8 +272,8 @@ for tokens, batch_size in [(8192, 1), (8192, 16), (131072, 1), (131072, 8)]:
 # For one sequence of 8,192 tokens the weights are about fifteen times the grouped cache,
 # and what grouping saves is small beside them. Long contexts and large batches make the
 # cache the larger of the two, and there grouping decides whether the text fits: at
-# 131,072 tokens a single multi-head sequence would need four times the memory of the
-# weights. (Grouping also shrinks the weights a little: only `W_key` and `W_value` get
+# 131,072 tokens a single multi-head sequence would need about four times the memory of
+# the weights. (Grouping also shrinks the weights a little: only `W_key` and `W_value` get
 # smaller.)
 #
 # The figure below measures the cache of one sequence as the context grows.
@@ -335,7 +335,7 @@ print("keys attended to:", tuple(copied.shape), f"{copied.nbytes / 2**20:.0f} Mi
 # ## What it costs in quality
 #
 # Fewer key and value heads give each query less to choose from. How much that costs has
-# been measured by training the same model both ways:
+# been measured on the same model built both ways:
 #
 # - **Multi-query attention** (Shazeer, 2019, Table 1): on WMT14 English to German, one
 #   key-value head instead of 8 lowered the development BLEU from 26.7 to 26.5, while the
@@ -350,8 +350,8 @@ print("keys attended to:", tuple(copied.shape), f"{copied.nbytes / 2**20:.0f} Mi
 #   average; on MMLU, for example, multi-head 28.0, grouped 26.9, multi-query 26.5.
 # - **DeepSeek-V2** (DeepSeek-AI, 2024, appendix D.1, Table 8): dense 7B models trained on
 #   1.33T tokens. Here the gap was larger: MMLU 45.2 with multi-head attention, 41.2 with 8
-#   groups, 37.9 with multi-query. That gap led DeepSeek to latent attention
-#   ([next chapters](latent-attention.py)).
+#   groups, 37.9 with multi-query. That gap led DeepSeek to
+#   [latent attention](latent-attention.py).
 #
 # So grouping trades a small, measurable loss for a cache $h / g$ times smaller; the
 # fewer the groups, the larger the loss.

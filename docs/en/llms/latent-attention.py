@@ -166,7 +166,7 @@ print("ratio:", mla.cache_c_kv.numel() / kv_numbers, "= latent_dim / (2 * d_out)
 # %% [markdown]
 # ## Folding the key projection into the queries
 #
-# Head $i$'s score for a query token $x_t$ and a cached token $s$ is
+# Head $i$'s score for the query of a token $x_t$ and the latent $c_s$ of a cached token is
 # $q_i^\top k_i = (W_{Q,i}\, x_t)^\top (W_{UK,i}\, c_s) = x_t^\top (W_{Q,i}^\top W_{UK,i})\, c_s$.
 # The matrix in the middle does not depend on the tokens, so it can be computed once per
 # head, and the queries can then be scored against the cached latents directly, without
@@ -204,7 +204,7 @@ print("same scores without keys:", torch.allclose(scores, scores_folded))
 # DeepSeek-V2 and V3 therefore keep position out of the compressed part and carry it on a
 # few extra features:
 #
-# - each head gets 64 more query features, computed from the query and rotated;
+# - each head gets 64 more query features, computed from the compressed query and rotated;
 # - each token gets **one** rotated key of 64 features, computed from the token itself and
 #   **shared by all heads**;
 # - head $i$'s key is its own unrotated key from the latent followed by the shared rotated

@@ -271,7 +271,7 @@ show_figure(
 # Every line that rises does so in proportion to the context; sharing, compressing and
 # windowing move it down or stop it. Gated DeltaNet's memory is
 # $h \times d_\text{head} \times d_\text{head}$ numbers per layer from the first token
-# on. Which is smaller depends on the length: for the first 64 tokens its state is larger
+# on. Which is smaller depends on the length: for its first 63 tokens its state is larger
 # than a multi-head cache (exercise 2).
 #
 # ## A 3:1 hybrid
@@ -311,8 +311,9 @@ for t in (4096, 32768, 131072, 1048576):
 # - **Recall** (Gated DeltaNet paper, Table 4): models of 1.3B parameters trained on 100B
 #   tokens, on tasks that need an exact piece of the input (SWDE, SQuAD, FDA, TriviaQA,
 #   NQ, DROP). Averaged, a Transformer scored 37.0, Gated DeltaNet 30.6, Mamba 2 29.8 and
-#   DeltaNet 26.2: the linear models trail attention. Hybrids of Gated DeltaNet with
-#   attention layers scored 39.0 and 40.1, above the Transformer.
+#   DeltaNet 26.2: the linear models trail attention. Hybrids that add sliding-window
+#   attention layers to Gated DeltaNet (one of them Mamba 2 layers too) scored 39.0 and
+#   40.1, above the Transformer.
 # - **Hybrid at scale** (Kimi Linear report, abstract): a 48B model (3B active) with three
 #   linear layers per latent-attention layer outperformed full latent attention on the
 #   tasks evaluated, with up to 75% less KV cache and up to 6 times the decoding

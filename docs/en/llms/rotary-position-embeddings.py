@@ -200,8 +200,8 @@ def apply_rope_interleaved(x, theta_base=10_000):
 
 
 # %% [markdown]
-# Both layouts turn the same pairs by the same angles; they only store the pairs in a
-# different order. So a checkpoint trained with one works with the other once each head's
+# Both layouts turn the same pairs by the same angles; they only place the two features
+# of each pair differently in the vector. So a checkpoint trained with one works with the other once each head's
 # query and key features are reordered: the even features first, then the odd ones.
 # [`interleaved_to_halves`][attention_mechanisms.rope.interleaved_to_halves] gives that
 # order, and Hugging Face's conversion script for Llama applies it to the rows of `wq`

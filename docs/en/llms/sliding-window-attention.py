@@ -281,8 +281,8 @@ print(f"share kept: {kept / hide.numel():.3f}; causal attention alone keeps {409
 # share kept: 0.219; causal attention alone keeps 0.500
 
 # %% [markdown]
-# On a whole sequence, then, the class does all the work of causal attention and keeps
-# less than a quarter of it. The work is saved in two places:
+# On a whole sequence, then, the class computes every score of the matrix, as causal
+# attention does, and keeps less than a quarter of them. The work is saved in two places:
 #
 # - **In cached generation**, where this class does save it: the cache holds at most
 #   `sliding_window_size` tokens (the measurement above), so each new token scores at most
@@ -307,10 +307,10 @@ print(f"share kept: {kept / hide.numel():.3f}; causal attention alone keeps {409
 #   impacting the model quality".
 # - **Gemma 3** (Gemma Team, 2025, section 5.2): in 2B and 9B models, going from one local
 #   layer per global layer to 7 per global layer changed the validation perplexity very
-#   little (Figure 3), and the window could shrink from 4,096 to 1,024 without raising it
-#   (Figure 4). At 32K tokens, a model with only global layers spends 60% on top of its
-#   weights on the cache; with 3 local layers per global layer and a window of 1,024, less
-#   than 15% (Figure 5).
+#   little (Figure 3), and the window could be made much smaller than 4,096 without
+#   raising it (Figure 4). At 32K tokens, the cache of a 2B model with only global layers
+#   adds 60% to the memory of its weights; with 3 local layers per global layer and a
+#   window of 1,024, less than 15% (Figure 5).
 #
 # These are perplexities and memory, not every task: a question about a passage far back in
 # a long document has to be answered by the global layers alone.
