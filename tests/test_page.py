@@ -164,3 +164,17 @@ def test_chinese_search_without_its_word_splitter_fails_the_build(monkeypatch):
     with pytest.raises(PluginError, match="'jieba'"):
         mkdocs_hooks.on_config(config)
     assert mkdocs_hooks.on_config({"theme": {"language": "vi"}})
+
+
+def test_the_references_source_listings_stay_out_of_the_search_index():
+    html = (
+        '<div class="doc"><p>Docstring prose.</p>'
+        '<details class="mkdocstrings-source"><summary>Source code</summary>'
+        "<pre><code>def f(): ...</code></pre></details>"
+        '<details class="example"><summary>Example</summary></details></div>'
+    )
+    soup, _ = edited(html, uri="reference/gated.md", notebook=False)
+    source, example = soup.find_all("details")
+    assert source.has_attr("data-search-exclude")
+    assert not example.has_attr("data-search-exclude")
+    assert not soup.find("p").has_attr("data-search-exclude")

@@ -11,6 +11,12 @@ page (`PageInfo`, plain data, so that the result can be cached by it). On a chap
 - under each class or function that a chapter shows from the package (``data-include``,
   `book.include`), a line links to its full source, with its docstrings, in the reference.
 
+The package's own source is left out of the search index (``data-search-exclude``), where a
+chapter shows it (a cell marked ``include=``, with its diff and its whole class) and where
+the API reference lists it under each class and function: it is the same code in both
+places, the prose and the docstrings around it name every part of it, and the index is
+loaded by every page.
+
 On a translated page:
 
 - each paragraph that is behind the English (``<!-- book:behind -->``, `book.compose`) is
@@ -220,6 +226,11 @@ def _translated(soup: BeautifulSoup, info: PageInfo, behind: int) -> None:
             soup.insert(0, notice)
 
 
+def _unsearched_sources(soup: BeautifulSoup) -> None:
+    for listing in soup.select("details.mkdocstrings-source, div.nb-cell[data-include]"):
+        listing["data-search-exclude"] = ""
+
+
 def edit(soup: BeautifulSoup, info: PageInfo) -> list[str]:
     """Edit the page content in place (see the module doc); return what to warn about.
 
@@ -231,6 +242,7 @@ def edit(soup: BeautifulSoup, info: PageInfo) -> list[str]:
         warnings += _local_links(soup, info)
         warnings += _cross_references(soup, info)
         _sources(soup, info)
+    _unsearched_sources(soup)
     behind = _behind(soup, info)
     if info.translated:
         _translated(soup, info, behind)

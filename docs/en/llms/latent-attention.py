@@ -167,7 +167,8 @@ print("ratio:", mla.cache_c_kv.numel() / kv_numbers, "= latent_dim / (2 * d_out)
 # ## Folding the key projection into the queries
 #
 # Head $i$'s score for the query of a token $x_t$ and the latent $c_s$ of a cached token is
-# $q_i^\top k_i = (W_{Q,i}\, x_t)^\top (W_{UK,i}\, c_s) = x_t^\top (W_{Q,i}^\top W_{UK,i})\, c_s$.
+# $q_i^\top k_i = (W_{Q,i}\, x_t)^\top (W_{UK,i}\, c_s)$, which is
+# $x_t^\top (W_{Q,i}^\top W_{UK,i})\, c_s$.
 # The matrix in the middle does not depend on the tokens, so it can be computed once per
 # head, and the queries can then be scored against the cached latents directly, without
 # ever building the keys. With the class's own weights (no biases):
