@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from browsing import RAW_TEX, search
 
 
@@ -16,20 +17,20 @@ def test_search_for_softmax_lists_the_chapter_and_opens_it(context, base_url):
     assert page.locator("h1").inner_text().removesuffix("¶") == "Simplified self-attention"
 
 
-def test_the_search_index_loads_when_the_reader_turns_to_search(context, base_url):
-    for keys in (None, "/"):  # the search box, clicked; Material's search key
-        page = context.new_page()
-        asked: list[str] = []
-        page.on("request", lambda request: asked.append(request.url))
-        page.goto(f"{base_url}en/chapter-3/playground/")
-        page.wait_for_load_state("networkidle")
-        assert not [url for url in asked if "search_index" in url], asked
-        with page.expect_request("**/search/search_index.json"):
-            if keys is None:
-                page.locator("input[data-md-component='search-query']").click()
-            else:
-                page.keyboard.press(keys)
-        page.close()
+@pytest.mark.parametrize("key", [None, "/"], ids=["search-box-clicked", "search-key"])
+def test_the_search_index_loads_when_the_reader_turns_to_search(context, base_url, key):
+    page = context.new_page()
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url))
+    page.goto(f"{base_url}en/chapter-3/playground/")
+    page.wait_for_load_state("networkidle")
+    assert not [url for url in asked if "search_index" in url], asked
+    with page.expect_request("**/search/search_index.json"):
+        if key is None:
+            page.locator("input[data-md-component='search-query']").click()
+        else:
+            page.keyboard.press(key)
+    page.close()
 
 
 def test_search_finds_the_api_reference(context, base_url):
