@@ -250,6 +250,15 @@ MISTAKES = {
 }  # fmt: skip
 
 
+# What else the mistake breaks, as the checks that need no reference see it (they run on
+# every class that runs, whatever the other checks say).
+ALSO = {
+    "heads_in_plain_list.py": {"dropout"},  # .train() does not reach heads in a plain list
+    "mha_join_without_transpose.py": {"causal"},  # the join mixes later tokens into earlier rows
+    "causal_softmax_dim1_batched.py": {"causal"},  # a softmax over the queries reads later ones
+}
+
+
 def test_every_mistake_has_a_case():
     assert set(MISTAKES) == {p.name for p in (FIXTURES / "mistakes").iterdir()}
 
@@ -258,7 +267,8 @@ def test_every_mistake_has_a_case():
 def test_each_mistake_fails_its_one_check_and_names_the_cause(reports, name):
     component, check, fragment, topic = MISTAKES[name]
     report = reports[f"mistakes/{name}"]
-    assert {c: f for c, f in failures(report).items() if f} == {component: {check}}
+    expected = {component: {check} | ALSO.get(name, set())}
+    assert {c: f for c, f in failures(report).items() if f} == expected
     text = message(report, component, check)
     assert fragment in text, text
     assert text.endswith(f"(see {link(topic, 'en')})") if topic else "(see " not in text

@@ -147,28 +147,51 @@ def test_the_total_limit_stops_the_run_and_names_the_cell(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_notebook_past_the_memory_limit_is_stopped_and_named(tmp_path):
+def test_a_refused_allocation_is_a_cell_error_and_the_cells_after_it_run(tmp_path):
     path = notebook(
         tmp_path,
         "import torch\nsmall = torch.ones(1000)",
         "big = torch.ones(2 * 2**30 // 4)  # 2 GiB of float32",
-        "after = 1",
+        "def softmax_naive(x):\n    return x.exp() / x.exp().sum(0)",
     )
     entries, components = run(read_cells(path), tmp_path, memory=1 * 2**30)
-    assert [entry["status"] for entry in entries] == ["ok", "memory", "skipped"]
+    assert [entry["status"] for entry in entries] == ["ok", "memory", "ok"]
     assert "can't allocate memory" in entries[1]["error"]
+    words = in_words(entries)[1]["error"]
+    assert words.endswith(
+        "(line 1); the checker's memory limit of 1 GiB refused this allocation, and the cells "
+        "after it still ran"
+    ), words
+    assert [c["name"] for c in components] == ["softmax_naive"]  # the later cell's, checked
+
+
+HOARDER = "keep = []\nwhile True:\n    keep.append(torch.ones(2**20))  # 4 MiB at a time"
+
+
+@pytest.mark.slow
+def test_a_notebook_that_really_runs_out_of_memory_is_stopped_and_named(tmp_path):
+    path = notebook(tmp_path, "import torch", HOARDER, "after = 1", "def softmax(x):\n    pass")
+    entries, components = run(read_cells(path), tmp_path, memory=1 * 2**30)
+    assert [entry["status"] for entry in entries] == ["ok", "memory", "skipped", "skipped"]
+    assert entries[1]["stopped"] is True
+    words = in_words(entries)
+    assert words[1]["error"].endswith(
+        "it went past the checker's memory limit of 1 GiB and left no memory for anything "
+        "else, so the run stopped here"
+    ), words[1]
+    assert words[2]["error"] == "not run: the run had stopped"
     assert components is None  # nothing after it is checked
 
 
 @pytest.mark.slow
 def test_the_memory_limit_leaves_the_other_notebooks_alone(tmp_path, capsys):
-    hungry = notebook(tmp_path, "import torch\nbig = torch.ones(2 * 2**30 // 4)", name="a.ipynb")
+    hungry = notebook(tmp_path, "import torch", HOARDER, name="a.ipynb")
     plain = notebook(tmp_path, "def softmax_naive(x):\n    return x.exp() / x.exp().sum(0)")
     assert main(["--memory", "1G", "--json", str(hungry), str(plain)]) == 1
     reports = json.loads(capsys.readouterr().out)
     # --summary csv prints this table (as_summary) from these reports.
     rows = as_summary(reports, "csv").splitlines()
-    assert rows[1:] == [f"{hungry},,,1", f"{plain},softmax_naive,,"]
+    assert rows[1:] == [f"{hungry},,,2", f"{plain},softmax_naive,,"]
     assert reports[0]["unfinished"] == "stopped: it used more than the memory limit of 1 GiB"
     assert "unfinished" not in reports[1]
 

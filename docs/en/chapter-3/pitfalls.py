@@ -153,6 +153,39 @@ print("MultiHeadAttention:       ", mha(batch).shape, "head_dim:", mha.head_dim)
 # MultiHeadAttention:        torch.Size([2, 6, 4]) head_dim: 2
 
 # %% [markdown]
+# ## head_dim from d_in
+#
+# `MultiHeadAttention` splits the `d_out` columns of its queries, keys and values into
+# heads, so each head has `d_out // num_heads` of them. Computing it from the input's size
+# instead, `head_dim = d_in // num_heads`, goes unnoticed whenever `d_in == d_out`, as in
+# GPT-2, where both are the embedding size. With the book's `d_in=3, d_out=2` it even gives
+# the right 1 by chance (3 // 2 = 1). With `d_out=4` it no longer does:
+
+
+# %% tags=["raises-exception"] raises="RuntimeError: shape '[2, 6, 2, 1]' is invalid for input of size 48"
+class HeadsFromInput(nn.Module):
+    def __init__(self, d_in, d_out, num_heads):
+        super().__init__()
+        self.num_heads = num_heads
+        self.head_dim = d_in // num_heads  # the bug: the heads split d_out
+        self.W_query = nn.Linear(d_in, d_out, bias=False)
+
+    def forward(self, x):
+        b, num_tokens, _ = x.shape
+        queries = self.W_query(x)  # (b, num_tokens, d_out)
+        return queries.view(b, num_tokens, self.num_heads, self.head_dim)
+
+
+print(HeadsFromInput(3, 2, num_heads=2)(batch).shape)  # 3 // 2 == 2 // 2: no error
+HeadsFromInput(3, 4, num_heads=2)(batch)
+# Out:
+# torch.Size([2, 6, 2, 1])
+
+# %% [markdown]
+# **Fix:** `self.head_dim = d_out // num_heads`, after checking that `num_heads` divides
+# `d_out`, as the book's class does.
+
+# %% [markdown]
 # ## Calling x.shape(-1)
 #
 # `shape` is an attribute (a `torch.Size`, which is a tuple), not a method. Calling it is a
@@ -309,6 +342,44 @@ print("buffer:         ", list(CausalAttention(3, 2, 6, 0.0).state_dict()))
 # buffer:          ['mask', 'W_query.weight', 'W_key.weight', 'W_value.weight']
 
 # %% [markdown]
+# ## A mask from the notebook instead of self.mask
+#
+# A notebook that worked through section 3.5 step by step still has its `mask` of 6 by 6 lying
+# around. A class whose `forward` reads that name instead of `self.mask` passes every test
+# with the book's six tokens, because the two masks are equal. With a longer context it
+# fails, and the module's own buffer, built from `context_length`, is never used:
+
+# %%
+mask = torch.triu(torch.ones(6, 6), diagonal=1)  # left over from section 3.5
+
+
+class GlobalMask(nn.Module):
+    def __init__(self, d_in, d_out, context_length):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=False)
+        self.W_key = nn.Linear(d_in, d_out, bias=False)
+        ones = torch.ones(context_length, context_length)
+        self.register_buffer("mask", torch.triu(ones, diagonal=1))
+
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        scores = self.W_query(x) @ self.W_key(x).transpose(1, 2)
+        return scores.masked_fill(mask.bool()[:num_tokens, :num_tokens], -torch.inf)  # bug
+
+
+print(GlobalMask(3, 2, context_length=6)(batch).shape)
+# Out:
+# torch.Size([2, 6, 6])
+
+# %% tags=["raises-exception"] raises="RuntimeError: The size of tensor a (6) must match the size of tensor b (10)"
+GlobalMask(3, 2, context_length=10)(torch.rand(1, 10, 3))
+
+# %% [markdown]
+# **Fix:** read `self.mask` in `forward`. `attention-check` probes each class with ten tokens
+# and `context_length=10`, and changes the registered buffer to see whether the output
+# follows it ([Check your code](check-your-code.py)).
+
+# %% [markdown]
 # ## The naive softmax overflows
 #
 # $e^x$ exceeds the largest float32 number once $x > 88.7$. Scores that large are rare
@@ -367,6 +438,68 @@ print("row sums, wrong:", weights_wrong.sum(dim=-1))
 # is sharper than the right one: its largest weight is 0.2507 instead of 0.2264.
 #
 # **Fix:** `torch.softmax(attn_scores / d_k**0.5, dim=-1)`, as the book writes it.
+
+# %% [markdown]
+# ## A mask multiplied in after the softmax
+#
+# Another way to hide the future is to zero the weights of later tokens after the softmax,
+# `attn_weights * keep`, with `keep` a lower-triangular matrix of ones. The hidden weights
+# are 0 indeed, but the softmax has already shared 1 among all six tokens, so the visible
+# weights of a row sum to less than 1, and the later tokens' scores still sit in each
+# row's denominator:
+
+# %%
+torch.manual_seed(123)
+W_query, W_key = torch.rand(3, 2), torch.rand(3, 2)
+attn_scores = (inputs @ W_query) @ (inputs @ W_key).T
+scaled = attn_scores / 2**0.5
+keep = torch.tril(torch.ones(6, 6))
+weights_wrong = torch.softmax(scaled, dim=-1) * keep  # the bug
+weights_right = torch.softmax(scaled.masked_fill(keep == 0, -torch.inf), dim=-1)
+print("row sums, wrong:", weights_wrong.sum(dim=-1))
+print("row sums, right:", weights_right.sum(dim=-1))
+# Out:
+# row sums, wrong: tensor([0.1551, 0.3764, 0.5952, 0.7024, 0.8248, 1.0000])
+# row sums, right: tensor([1., 1., 1., 1., 1., 1.])
+
+# %% [markdown]
+# The first token's context vector is then 0.1551 times its own value vector instead of
+# all of it, and changing the last token changes the weights of every earlier one: the
+# future is hidden from the sum, not from the normalisation. `attention-check` feeds a
+# class six equal tokens: with weights that sum to 1, every token gets the same output.
+#
+# **Fix:** mask the scores with $-\infty$ **before** the softmax, as section 3.5.1 does in
+# its second way. (Multiplying after the softmax and then dividing each row by its sum
+# also gives the right weights: that is the first way of section 3.5.1.)
+#
+# ## Scaling by the number of tokens
+#
+# The divisor is $\sqrt{d_k}$, the size of the keys, not the number of tokens. Dividing by
+# `num_tokens ** 0.5` runs and gives weights that sum to 1, but a token's weights then
+# depend on how many tokens follow it, which a causal model must never see. Here the
+# weights of "journey" over "Your" and itself, in a text of two tokens and of six:
+
+# %%
+queries, keys = inputs @ W_query, inputs @ W_key
+for num_tokens in (2, 6):
+    scores = queries[:num_tokens] @ keys[:num_tokens].T
+    hidden = torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=1)
+    scores = scores.masked_fill(hidden, -torch.inf)
+    by_tokens = torch.softmax(scores / num_tokens**0.5, dim=-1)  # the bug
+    by_d_k = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)
+    print(
+        f"{num_tokens} tokens: by sqrt(num_tokens) {by_tokens[1, :2]}, by sqrt(d_k) {by_d_k[1, :2]}"
+    )
+# Out:
+# 2 tokens: by sqrt(num_tokens) tensor([0.3986, 0.6014]), by sqrt(d_k) tensor([0.3986, 0.6014])
+# 6 tokens: by sqrt(num_tokens) tensor([0.4409, 0.5591]), by sqrt(d_k) tensor([0.3986, 0.6014])
+
+# %% [markdown]
+# Divided by $\sqrt{d_k}$, the weights of "journey" are the same however long the text is;
+# divided by the square root of the number of tokens, they change when four more tokens
+# arrive after it. (With two tokens the two divisors happen to be equal: $d_k = 2$ here.)
+#
+# **Fix:** `attn_scores / keys.shape[-1] ** 0.5`.
 #
 # ## Dropout before the softmax
 #

@@ -5,13 +5,16 @@ JSON file REQUEST, runs them in order in one namespace, as a notebook would, and
 JSON line per cell to RESULTS as it goes, so that what ran is known even if the process is
 stopped. It then examines what the cells defined and appends the components.
 
-Each cell gets its own time limit through SIGALRM where the platform has it. Whatever the
+Each cell gets its own time limit through SIGALRM where the platform has it. An allocation
+past the memory limit fails in its cell like any other error; only when no memory is left
+for anything (`out_of_memory`) does the run stop. Whatever the
 cells print is discarded; they get no input (stdin is closed: ``input()`` raises EOFError).
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import json
 import linecache
@@ -92,6 +95,21 @@ def run_cell(cell: dict, namespace: dict, timeout: float, locator: Locator) -> d
     return {**entry, "status": "ok"}
 
 
+# What Python needs to go on after a refused allocation: a notebook that holds more than the
+# limit less this has really run out of memory, and its run stops there.
+HEADROOM = 64 * 2**20
+
+
+def out_of_memory() -> bool:
+    """Whether even `HEADROOM` bytes cannot be had, once what nothing holds is freed."""
+    gc.collect()
+    try:
+        bytearray(HEADROOM)
+    except MemoryError:
+        return True
+    return False
+
+
 def limit_memory(limit: int) -> None:
     """At most ``limit`` bytes of data (heap and anonymous memory) from now on, where the
     platform can say so (not on Windows)."""
@@ -112,10 +130,17 @@ def main(request_path: str, results_path: str) -> None:
     with open(results_path, "a", encoding="utf-8") as results:
         for cell in request["cells"]:
             entry = run_cell(cell, namespace, request["cell_timeout"], Locator(first_lines))
-            results.write(json.dumps(entry) + "\n")
-            results.flush()
+            # A refused allocation is the limit at work, and the cells after it run; with no
+            # room left at all, nothing after it could run, and the run stops here.
+            stop = entry["status"] == "memory" and out_of_memory()
             if entry["status"] == "memory":
-                return  # past the memory limit: nothing after it can be trusted
+                limit = f"{request['memory'] / 2**30:g} GiB"
+                entry["hint"] = {"key": "hint_memory_stopped" if stop else "hint_memory",
+                                 "limit": limit}  # fmt: skip
+            results.write(json.dumps({**entry, "stopped": True} if stop else entry) + "\n")
+            results.flush()
+            if stop:
+                return
         from .analyse import analyse  # after the cells: their time is not spent importing it
 
         # The checks call the learner's code again: each component gets a cell's time limit.

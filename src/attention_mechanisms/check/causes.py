@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import torch
 from torch import Tensor, nn
 
 from .locate import Locator
@@ -28,6 +29,7 @@ class Failure:
     probe: Probe
     locator: Locator
     book_ran: bool = True  # whether the same class ran at the book's shapes
+    d_in: str = "d_in"  # the learner's name for the book's d_in
 
 
 def _text(failure: Failure) -> Message:
@@ -60,10 +62,57 @@ def _transposed_weight(failure: Failure) -> bool:
     return probe.d_in != probe.d_out and (probe.d_out, probe.d_in) in shapes
 
 
+def mask_like(value: object) -> bool:
+    """A square tensor (in its last two dimensions) of 0 and 1, bools or -inf: a mask."""
+    if not isinstance(value, Tensor) or value.dim() < 2 or value.shape[-1] != value.shape[-2]:
+        return False
+    finite = value[torch.isfinite(value)] if value.is_floating_point() else value
+    return value.dtype == torch.bool or bool(((finite == 0) | (finite == 1)).all())
+
+
+def global_masks(module: nn.Module) -> list[tuple[str, tuple[int, ...]]]:
+    """The notebook's own masks that the methods of the module's classes (its heads' too)
+    read by name, with their shapes."""
+    found = {}
+    for cls in dict.fromkeys(type(m) for m in module.modules()):
+        for method in vars(cls).values():
+            if not inspect.isfunction(method):
+                continue
+            for name in method.__code__.co_names:
+                value = method.__globals__.get(name)
+                if mask_like(value):
+                    found[name] = tuple(value.shape)
+    return list(found.items())
+
+
+def _global_mask(failure: Failure) -> bool:
+    """A size mismatch in a module that reads a mask of the notebook's, not its own."""
+    mismatch = _says("must match the size", "out of bounds", "invalid for input of size")
+    return mismatch(failure) and failure.module is not None and bool(global_masks(failure.module))
+
+
+def head_dim_from_d_in(failure: Failure) -> bool:
+    """``head_dim = d_in // num_heads``: right while ``d_in == d_out`` (GPT-2's sizes), a
+    reshape that fails (or a wrong size) once they differ."""
+    probe, module = failure.probe, failure.module
+    if module is None or probe.d_in // probe.num_heads == probe.head_dim:
+        return False
+    pattern = re.compile(rf"\b{re.escape(failure.d_in)}\s*//")
+    for method in (type(module).__init__, type(module).forward):
+        try:  # a method's source (a class's own needs a file, which a cell's has not)
+            if pattern.search(inspect.getsource(method)):
+                return True
+        except (OSError, TypeError):
+            continue
+    return False
+
+
 # (recognises, message key, topic): the first that recognises the failure names its cause.
 ERROR_CAUSES: list[tuple[Callable[[Failure], bool], str, str]] = [
     (_says("'torch.Size' object is not callable"), "cause_shape_call", "shape_call"),
     (_says("forward() missing"), "cause_forward_arguments", "mask_buffer"),
+    (head_dim_from_d_in, "cause_head_dim_d_in", "head_dim_d_in"),
+    (_global_mask, "cause_global_mask", "global_mask"),
     (_unsliced_mask, "cause_mask_not_sliced", "mask_not_sliced"),
     (
         _says("view size is not compatible with input tensor's size and stride"),
@@ -107,7 +156,10 @@ def error_cause(failure: Failure) -> tuple[Message, str | None]:
     for recognises, key, topic in ERROR_CAUSES:
         if recognises(failure):
             probe = failure.probe
-            return at_probe(msg(key, error=text, tokens=probe.tokens), failure), topic
+            sizes = {"tokens": probe.tokens, "d_in": probe.d_in, "d_out": probe.d_out,
+                     "num_heads": probe.num_heads, "wrong": probe.d_in // probe.num_heads,
+                     "right": probe.head_dim}  # fmt: skip
+            return at_probe(msg(key, error=text, **sizes), failure), topic
     return at_probe(msg("error", error=text), failure), None
 
 

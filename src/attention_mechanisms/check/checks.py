@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from . import class_checks as c
 from . import function_checks as f
+from . import properties as p
 from .dropout import dropout
 from .function_checks import FunctionSubject
 from .messages import msg
@@ -45,10 +46,11 @@ TABLE = (
     Check("matches_book", FUNCTIONS, ("shape",), f.matches_book),
     Check("scale", CLASSES, ("shape",), c.explained("scale")),
     Check("softmax_dim", CLASSES, ("shape",), c.explained("softmax_dim")),
-    Check("causal", CAUSAL, ("shape",), c.causal),
+    Check("causal", CAUSAL, ("shape",), p.causal),
     Check("causal", frozenset({"attention_function"}), ("runs",), f.causal),
-    Check("diagonal", CAUSAL, ("shape",), c.diagonal),
-    Check("mask_buffer", CAUSAL, ("constructs",), c.mask_buffer),
+    Check("diagonal", CAUSAL, ("shape",), p.diagonal),
+    Check("weights_sum", CLASSES, ("shape",), p.weights_sum),
+    Check("mask_buffer", CAUSAL, ("constructs",), p.mask_buffer),
     Check("dropout", CAUSAL, ("shape",), dropout),
     Check("heads", HEADS, ("shape",), c.heads),
     Check("out_proj", frozenset({"MultiHeadAttention"}), ("shape",), c.explained("out_proj")),

@@ -3,8 +3,9 @@
 The order of `checks.TABLE` is the order they run in: ``constructs``, ``runs`` and
 ``shape`` at every probe; ``matches_book`` compares the outputs with the book's on the same
 weights; ``scale`` to ``out_proj`` pass when it does, and the one whose variant the output
-equals fails (`VARIANT_CAUSES`); ``causal``, ``diagonal``, ``mask_buffer`` and ``heads``
-probe the module directly too.
+equals fails (`VARIANT_CAUSES`); ``heads`` looks for one module repeated too. The checks
+that need no reference (``causal``, ``diagonal``, ``weights_sum``, ``mask_buffer``) are in
+`properties`.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
-from .causes import Failure, error_cause, shape_message
+from .causes import Failure, error_cause, head_dim_from_d_in, shape_message
 from .messages import Message, msg
 from .probes import describe
 from .reference import BOOK, Variant, book_forward
 from .result import Result, failed, passed, skipped
-from .subject import TOLERANCE, ClassSubject, Outcome, call, close
+from .subject import TOLERANCE, ClassSubject, Outcome
 
 # The message key and the site's section for an output that equals a variant of the book's.
 VARIANT_CAUSES: dict[Variant, tuple[str, str]] = {
@@ -29,6 +30,7 @@ VARIANT_CAUSES: dict[Variant, tuple[str, str]] = {
     Variant(scale="d_k"): ("cause_scale_d_k", "scale"),
     Variant(scale="sqrt_d_out"): ("cause_scale_d_out", "scale"),
     Variant(scale="sqrt_d_in"): ("cause_scale_d_in", "scale"),
+    Variant(scale="sqrt_tokens"): ("cause_scale_tokens", "scale_tokens"),
     Variant(scale="after_softmax"): ("cause_scale_after_softmax", "scale_after_softmax"),
     Variant(softmax_dim=-2): ("cause_softmax_dim", "softmax_dim"),
     Variant(mask="none"): ("cause_mask_none", "causal"),
@@ -36,6 +38,7 @@ VARIANT_CAUSES: dict[Variant, tuple[str, str]] = {
     Variant(mask="added"): ("cause_mask_added", "sdpa_mask"),
     Variant(mask="hide_diagonal_too"): ("cause_diagonal", "diagonal"),
     Variant(mask="hide_diagonal_too", fill=-1e9): ("cause_diagonal_finite", "diagonal"),
+    Variant(mask="multiplied"): ("cause_mask_multiplied", "weights_sum"),
     Variant(heads="interleaved"): ("cause_heads_interleaved", "heads"),
     Variant(heads="no_transpose"): ("cause_heads_no_transpose", "heads_transpose"),
     Variant(heads="no_transpose_in"): ("cause_heads_no_transpose", "heads_transpose"),
@@ -47,7 +50,8 @@ VARIANT_CAUSES: dict[Variant, tuple[str, str]] = {
 def _failure(s: ClassSubject, index: int) -> Failure:
     outcome = s.outcome(s.probes[index])
     book_ran = index > 0 and s.outcome(s.probes[0]).error is None
-    return Failure(outcome.error, outcome.module, outcome.probe, s.locator, book_ran)
+    d_in = s.names.get("d_in", "d_in")
+    return Failure(outcome.error, outcome.module, outcome.probe, s.locator, book_ran, d_in)
 
 
 def _shown(s: ClassSubject) -> str:
@@ -89,7 +93,7 @@ def shape(s: ClassSubject) -> Result:
     return passed("pass_shape", shape=str(s.expected_shape(s.probes[0])))
 
 
-def _variant_message(s: ClassSubject, variant: Variant) -> tuple[Message, str]:
+def variant_message(s: ClassSubject, variant: Variant) -> tuple[Message, str]:
     verdict = s.verdict
     key, topic = VARIANT_CAUSES[variant]
     if key == "cause_keep_mask_as_hide" and _uses_sdpa(s):
@@ -137,6 +141,14 @@ def _difference(s: ClassSubject, outcome: Outcome) -> tuple[Message, str]:
             d_out=probe.d_out,
         )  # fmt: skip
         return message, s.role
+    failure = Failure(None, module, outcome.probe, s.locator, d_in=s.names.get("d_in", "d_in"))
+    if head_dim_from_d_in(failure):
+        probe = outcome.probe
+        message = msg(
+            "cause_head_dim_d_in_output", d_in=probe.d_in, num_heads=probe.num_heads,
+            wrong=probe.d_in // probe.num_heads, right=probe.head_dim,
+        )  # fmt: skip
+        return msg("at_probe", probe=describe(probe), cause=message), "head_dim_d_in"
     book = book_forward(s.role, mappings[0], outcome.x, BOOK)
     differs = ~torch.isclose(y.float(), book.float(), rtol=0, atol=TOLERANCE, equal_nan=True)
     index = tuple(int(i) for i in differs.nonzero()[0])
@@ -182,7 +194,7 @@ def explained(check: str) -> Callable[[ClassSubject], Result]:
     def run(s: ClassSubject) -> Result:
         verdict = s.verdict
         if verdict.check == check and verdict.variant is not None:
-            return failed(*_variant_message(s, verdict.variant))
+            return failed(*variant_message(s, verdict.variant))
         if verdict.variant is None:
             return skipped("skip_other_difference")
         if {check, verdict.check} <= _MASKS:  # one mask: not right on the one, wrong on the other
@@ -190,50 +202,6 @@ def explained(check: str) -> Callable[[ClassSubject], Result]:
         return passed(_AGREES[check])
 
     return run
-
-
-def causal(s: ClassSubject) -> Result:
-    """Explained by a variant, or probed: changing the last token leaves the others alone."""
-    result = explained("causal")(s)
-    if result.status != "pass" or s.verdict.check:  # the difference is another check's
-        return result
-    outcome = s.outcome(s.probes[0])
-    module, before = outcome.ran()
-    changed = outcome.x.clone()
-    changed[..., -1, :] += 1.0
-    if not close(call(module, changed), before, last_row=False):
-        return failed(msg("cause_future_visible", cls=s.cls.__name__), "causal")
-    if "tril(" in s.source and "== 0" in s.source:
-        return passed("pass_causal_keep_mask")
-    return passed("pass_causal")
-
-
-def diagonal(s: ClassSubject) -> Result:
-    result = explained("diagonal")(s)
-    if result.status != "pass" or s.verdict.check == "causal":
-        return result
-    _, y = s.outcome(s.probes[0]).ran()
-    return failed(msg("cause_diagonal_nan"), "diagonal") if torch.isnan(y).any() else result
-
-
-def _mask_like(value: object) -> bool:
-    """A square tensor (in its last two dimensions) of 0 and 1, bools or -inf: a mask."""
-    if not isinstance(value, Tensor) or value.dim() < 2 or value.shape[-1] != value.shape[-2]:
-        return False
-    finite = value[torch.isfinite(value)] if value.is_floating_point() else value
-    return value.dtype == torch.bool or bool(((finite == 0) | (finite == 1)).all())
-
-
-def mask_buffer(s: ClassSubject) -> Result:
-    """A mask kept in the module (as built, before forward ran) is a registered buffer."""
-    module = s.build(s.probes[0])
-    for name, buffer in module.named_buffers():
-        if _mask_like(buffer):
-            return passed("pass_mask_buffer", name=name)
-    plain = [name for name, value in vars(module).items() if _mask_like(value)]
-    if plain:
-        return failed(msg("fail_mask_attribute", cls=s.cls.__name__, name=plain[0]), "mask_buffer")
-    return skipped("skip_no_mask_kept")
 
 
 def _shared_heads(s: ClassSubject) -> bool:
@@ -245,6 +213,7 @@ def _shared_heads(s: ClassSubject) -> bool:
 
 def heads(s: ClassSubject) -> Result:
     """Explained by a variant, or one module repeated in a ModuleList ([head] * num_heads)."""
-    if _shared_heads(s):
-        return failed(msg("cause_shared_heads", cls=s.cls.__name__), "heads")
+    if _shared_heads(s):  # the wrapper's heads are built in 3.6.1, MultiHeadAttention's in 3.6.2
+        topic = s.role if s.role == "MultiHeadAttentionWrapper" else "heads"
+        return failed(msg("cause_shared_heads", cls=s.cls.__name__), topic)
     return explained("heads")(s)

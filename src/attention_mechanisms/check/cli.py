@@ -80,7 +80,7 @@ def check_file(
     """
     entries, components = run_file(path, cell_timeout, total_timeout, memory)
     result = report.as_dict(str(path), entries, components, language)
-    if any(entry["status"] == "memory" for entry in entries):
+    if any(entry.get("stopped") for entry in entries):
         result["unfinished"] = word("over_memory", language, limit=f"{memory / 2**30:g} GiB")
     return result, entries
 

@@ -123,8 +123,6 @@ def dropout(s: ClassSubject) -> Result:
     verdict = s.verdict
     if verdict.check:  # read with the book's computation only: another check says how it differs
         return skipped("skip_differs_as", check=verdict.check)
-    if verdict.variant is None or verdict.mapping is None:
-        return skipped("skip_other_difference")
     probe = verdict.probe or s.probes[0]  # where the weights were read
     module, x = s.build(probe, dropout=P), s.outcome(probe).x
     y_eval = call(module, x)
@@ -137,6 +135,8 @@ def dropout(s: ClassSubject) -> Result:
         return failed(msg("fail_dropout_inactive", p=P), "dropout")
     if not isinstance(y, Tensor):
         return failed(msg("fail_dropout_differs", p=P), "dropout")
+    if verdict.variant is None or verdict.mapping is None:  # no reading to place it with
+        return skipped("skip_dropout_placement", p=P)
     return _placement(s, y, y_eval)
 
 

@@ -2,7 +2,8 @@
 
 The book checks its classes with ``d_in=3, d_out=2``, two heads of size 1 and six tokens
 with ``context_length=6``. At those shapes a mask that is not cut to the number of tokens
-works, ``view`` after ``transpose`` works (a head of size 1 is contiguous by accident), and
+works, a mask of the notebook's own for six tokens works as well as the module's, ``view``
+after ``transpose`` works (a head of size 1 is contiguous by accident), and
 an unscaled multi-head class is exact (``sqrt(1) = 1``). Each other probe changes one
 thing, so that the first probe to fail names what broke; the last changes them all.
 """
@@ -31,7 +32,7 @@ INPUTS = torch.tensor(
 class Probe:
     """One set of constructor arguments and one input shape."""
 
-    name: str  # "book", "batch_1", "batch_3", "fewer_tokens", "head_size", "sizes"
+    name: str  # "book", "batch_1", "batch_3", "fewer_tokens", "long", "head_size", "sizes"
     d_in: int = 3
     d_out: int = 2
     context_length: int = 6
@@ -77,14 +78,19 @@ class Probe:
         return torch.rand(shape, generator=generator)
 
 
-_SEEDS = {"book": 0, "batch_1": 1, "batch_3": 3, "fewer_tokens": 4, "head_size": 5, "sizes": 6}
+_SEEDS = {"book": 0, "batch_1": 1, "batch_3": 3, "fewer_tokens": 4, "head_size": 5, "sizes": 6,
+          "long": 7}  # fmt: skip
 BOOK = Probe("book")
+# A context longer than the book's six tokens, filled: a mask made for six tokens outside the
+# module (a notebook's global), or one cut to the wrong size, shows here.
+LONG = Probe("long", context_length=10, tokens=10)
 _SINGLE = (Probe("book", batch=0), Probe("sizes", d_in=2, d_out=4, batch=0, tokens=5))
 _CAUSAL = (
     BOOK,
     Probe("batch_1", batch=1),
     Probe("batch_3", batch=3),
     Probe("fewer_tokens", tokens=4),
+    LONG,
     Probe("sizes", d_in=5, d_out=3, context_length=7, batch=3, tokens=5),
 )
 _MULTIHEAD = (
@@ -93,6 +99,7 @@ _MULTIHEAD = (
     Probe("batch_1", batch=1),
     Probe("batch_3", batch=3),
     Probe("fewer_tokens", tokens=4),
+    LONG,
     Probe("sizes", d_in=5, d_out=6, context_length=7, num_heads=3, batch=3, tokens=5),
 )
 PROBES = {

@@ -21,10 +21,12 @@ from .weights import Mapping
 class Variant:
     """One way of computing attention; the default is the book's."""
 
-    scale: str = "sqrt_d_k"  # "none", "d_k", "sqrt_d_out" (all heads), "sqrt_d_in", "after_softmax"
+    # "none", "d_k", "sqrt_d_out" (all heads), "sqrt_d_in", "sqrt_tokens", "after_softmax"
+    scale: str = "sqrt_d_k"
     softmax_dim: int = -1  # -2 normalises over the queries
     # "hide_future"; "none"; "hide_diagonal_too"; "future_only" (the hide mask read as a keep
-    # mask); "added" (the 0/1 mask added to the scores)
+    # mask); "added" (the 0/1 mask added to the scores); "multiplied" (the weights of a
+    # softmax over every key, multiplied by a 0/1 keep mask: rows no longer sum to 1)
     mask: str = "hide_future"
     fill: float = float("-inf")  # what hidden scores become (-1e9 differs on an all-hidden row)
     out_proj: bool = True
@@ -48,11 +50,13 @@ VARIANTS: dict[str, list[Variant]] = {
         Variant(scale="d_k"),
         Variant(scale="sqrt_d_out"),
         Variant(scale="sqrt_d_in"),
+        Variant(scale="sqrt_tokens"),
         Variant(scale="after_softmax"),
     ],
     "softmax_dim": [Variant(softmax_dim=-2)],
     "causal": [Variant(mask="none"), Variant(mask="future_only"), Variant(mask="added")],
     "diagonal": [Variant(mask="hide_diagonal_too"), Variant(mask="hide_diagonal_too", fill=-1e9)],
+    "weights_sum": [Variant(mask="multiplied")],
     "heads": [
         Variant(heads="interleaved"),
         Variant(heads="no_transpose"),
@@ -61,14 +65,16 @@ VARIANTS: dict[str, list[Variant]] = {
     ],
     "out_proj": [Variant(out_proj=False)],
 }
-# What the scores are divided by, from the key size, all heads' size and the input's size.
-_DIVISORS: dict[str, Callable[[int, int, int], float]] = {
-    "sqrt_d_k": lambda d_k, d_out, d_in: d_k**0.5,
-    "d_k": lambda d_k, d_out, d_in: float(d_k),
-    "sqrt_d_out": lambda d_k, d_out, d_in: d_out**0.5,
-    "sqrt_d_in": lambda d_k, d_out, d_in: d_in**0.5,
-    "none": lambda d_k, d_out, d_in: 1.0,
-    "after_softmax": lambda d_k, d_out, d_in: 1.0,
+# What the scores are divided by, from the key size, all heads' size, the input's size and
+# the number of tokens.
+_DIVISORS: dict[str, Callable[[int, int, int, int], float]] = {
+    "sqrt_d_k": lambda d_k, d_out, d_in, n: d_k**0.5,
+    "d_k": lambda d_k, d_out, d_in, n: float(d_k),
+    "sqrt_d_out": lambda d_k, d_out, d_in, n: d_out**0.5,
+    "sqrt_d_in": lambda d_k, d_out, d_in, n: d_in**0.5,
+    "sqrt_tokens": lambda d_k, d_out, d_in, n: n**0.5,
+    "none": lambda d_k, d_out, d_in, n: 1.0,
+    "after_softmax": lambda d_k, d_out, d_in, n: 1.0,
 }
 
 
@@ -98,7 +104,7 @@ def scores_of(
     d_out, d_in = sizes[0] or d_k, sizes[1] or d_k
     if causal:
         scores = _masked(scores, variant)
-    return scores / _DIVISORS[variant.scale](d_k, d_out, d_in)
+    return scores / _DIVISORS[variant.scale](d_k, d_out, d_in, scores.shape[-1])
 
 
 def weights_of(
@@ -106,6 +112,9 @@ def weights_of(
 ) -> Tensor:
     """The attention weights, before any dropout."""
     weights = torch.softmax(scores_of(q, k, variant, causal, sizes), dim=variant.softmax_dim)
+    if causal and variant.mask == "multiplied":
+        n = weights.shape[-1]
+        weights = weights * torch.tril(torch.ones(n, n, dtype=weights.dtype))
     if variant.scale == "after_softmax":
         weights = weights / k.shape[-1] ** 0.5
     return weights

@@ -7,7 +7,9 @@ learner's folder, as in Jupyter, so that it can read the files it reads there.
 
 Its memory is limited too (``RLIMIT_DATA``, where the platform has ``resource``): an
 allocation past the limit fails in the learner's code, the worker reports the cell with
-the status ``"memory"`` and stops, and the cells after it are skipped.
+the status ``"memory"``, and the cells after it run. If the notebook holds so much that
+nothing more can be allocated, the worker marks that cell ``"stopped"`` and stops: the
+cells after it are not run.
 """
 
 from __future__ import annotations
@@ -90,8 +92,11 @@ def run(
     components = next((e["components"] for e in entries if "components" in e), None)
     entries = [entry for entry in entries if "components" not in entry]
     missing = [cell for cell in cells if cell.number not in {e["cell"] for e in entries}]
-    if any(entry["status"] == "memory" for entry in entries):
-        entries += [{"cell": cell.number, "status": "skipped"} for cell in missing]
+    if any(entry.get("stopped") for entry in entries):
+        entries += [
+            {"cell": cell.number, "status": "skipped", "error": {"key": "not_run"}}
+            for cell in missing
+        ]
     elif missing:
         stopped = (
             {"status": "timeout", "error": {"key": "run_stopped", "seconds": total_timeout}}
