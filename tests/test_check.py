@@ -244,6 +244,25 @@ MISTAKES = {
         "CausalAttention", "causal", "masked_fill returns a new tensor, and its result is not kept",
         "causal",
     ),
+    "causal_global_mask.py": (
+        "CausalAttention", "mask_buffer", "forward reads mask_simple, a (6, 6) mask of the "
+        "notebook, not the module's own", "global_mask",
+    ),
+    "causal_mask_hides_past.py": (
+        "CausalAttention", "causal", "the mask hides the past and shows the future", "diagonal",
+    ),
+    "mha_head_dim_from_d_in.py": (
+        "MultiHeadAttention", "runs", "head_dim is computed from d_in (3 // 2 = 1)",
+        "head_dim_d_in",
+    ),
+    "causal_mask_after_softmax.py": (
+        "CausalAttention", "weights_sum", "multiplied by the mask after the softmax",
+        "weights_sum",
+    ),
+    "causal_scale_by_num_tokens.py": (
+        "CausalAttention", "scale", "divided by the square root of the number of tokens",
+        "scale_tokens",
+    ),
     "softmax_over_queries.py": (
         "SelfAttention_v2", "softmax_dim", "the softmax normalises over the queries", "softmax_dim",
     ),
@@ -256,6 +275,9 @@ ALSO = {
     "heads_in_plain_list.py": {"dropout"},  # .train() does not reach heads in a plain list
     "mha_join_without_transpose.py": {"causal"},  # the join mixes later tokens into earlier rows
     "causal_softmax_dim1_batched.py": {"causal"},  # a softmax over the queries reads later ones
+    "causal_global_mask.py": {"runs"},  # at ten tokens
+    "causal_mask_hides_past.py": {"matches_book"},  # no known mistake gives its output
+    "causal_mask_after_softmax.py": {"causal"},  # the softmax's denominator saw the future
 }
 
 

@@ -176,6 +176,20 @@ HEAD_DIM_FROM_D_IN = in_class(
     "self.head_dim = dim_out // head_count",
     "self.head_dim = dim_in // head_count",
 )
+HEAD_DIM_FROM_D_IN_VIEW_MINUS_ONE = (
+    in_class(  # runs: the heads take -1, the scale head_dim
+        "MultiHeadAttention",
+        "self.head_dim = dim_out // head_count",
+        "self.head_dim = dim_in // head_count",
+    )
+    .replace("self.head_count, self.head_dim)", "self.head_count, -1)")
+    .replace(  # in MultiHeadAttention only: the one whose weights go on to context_vec
+        "keys.shape[-1] ** 0.5, dim=-1)\n        attn_weights = self.dropout(attn_weights)\n"
+        "        context_vec",
+        "self.head_dim**0.5, dim=-1)\n        attn_weights = self.dropout(attn_weights)\n"
+        "        context_vec",
+    )
+)
 CAUSAL_SOFTMAX_OVER_QUERIES = in_class("CausalAttention", "dim=-1)", "dim=-2)")
 UNEXPLAINED = in_class(  # a difference that no known mistake explains
     "CausalAttention", "return attn_weights @ values", "return attn_weights @ values * 1.5"
@@ -206,6 +220,7 @@ MORE_MISTAKES = {
     "a global 6x6 mask": (GLOBAL_MASK, {"runs", "mask_buffer"}),
     "scaled by the number of tokens": (SCALED_BY_TOKENS, {"scale"}),
     "head_dim from d_in": (HEAD_DIM_FROM_D_IN, {"runs"}),
+    "head_dim from d_in, heads split with -1": (HEAD_DIM_FROM_D_IN_VIEW_MINUS_ONE, {"scale"}),
     # Normalised over the queries, each weight reads the later queries' scores.
     "a causal softmax over the queries": (CAUSAL_SOFTMAX_OVER_QUERIES, {"softmax_dim", "causal"}),
     "an unexplained difference": (UNEXPLAINED, {"matches_book"}),
@@ -230,6 +245,10 @@ CAUSES = {
         "head_dim is computed from d_in (3 // 2 = 1), but the heads "
         "split the d_out columns of the queries, keys and values: head_dim = "
         "d_out // num_heads = 2",
+    ),
+    "head_dim from d_in, heads split with -1": (
+        "scale",
+        "with a head size of 2 (d_out=4, num_heads=2): head_dim is computed from d_in (3 // 2 = 1)",
     ),
     "a causal softmax over the queries": (
         "causal",
@@ -283,3 +302,19 @@ def test_an_unexplained_difference_still_gets_every_property_verdict():
     assert verdicts["mask_buffer"][0] == "pass"
     assert verdicts["dropout"][0] == "skip"
     assert "off in eval mode and active in training" in verdicts["dropout"][1]
+
+
+def test_one_head_repeated_links_to_where_the_wrapper_builds_its_heads():
+    text = message(check_source(ONE_HEAD_REPEATED), "MultiHeadAttentionWrapper", "heads")
+    assert "the heads are one module repeated" in text
+    assert text.endswith(
+        "/05-multi-head-attention/#361-stacking-multiple-single-head-attention-layers)"
+    )
+
+
+def test_the_properties_are_probed_where_only_a_longer_context_fails():
+    report = check_source(GLOBAL_MASK)
+    verdicts = {k["check"]: k["status"] for c in report["components"]
+                if c["name"] == "CausalAttention" for k in c["checks"]}  # fmt: skip
+    assert verdicts["runs"] == "fail"  # at ten tokens
+    assert verdicts["causal"] == verdicts["diagonal"] == verdicts["weights_sum"] == "pass"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polib
 import pytest
-from checking import check_source
+from checking import check_source, message
 from markdown.extensions.toc import slugify as english_slug
 from pymdownx.slugs import slugify
 
@@ -92,9 +92,9 @@ def test_an_unknown_language_is_refused_by_name():
 
 
 def test_a_message_renders_its_message_parameters_first():
-    message = {"key": "at_probe", "probe": {"key": "probe_batch_1", "batch": 1},
-               "cause": {"key": "error", "error": "E"}}  # fmt: skip
-    assert render(message, "en") == "works with the book's shapes; with a batch of 1: E"
+    nested = {"key": "at_probe", "probe": {"key": "probe_batch_1", "batch": 1},
+              "cause": {"key": "error", "error": "E"}}  # fmt: skip
+    assert render(nested, "en") == "works with the book's shapes; with a batch of 1: E"
 
 
 SDPA_MISTAKE = (ROOT / "tests/fixtures/check/mistakes/sdpa_hide_mask_as_attn_mask.py").read_text(
@@ -113,3 +113,34 @@ def test_a_report_speaks_the_language_asked_for(language):
     english = check_source(SDPA_MISTAKE, "en")["components"][0]["checks"]
     others = [k["message"] for k in component["checks"]]
     assert (others == [k["message"] for k in english]) == (language == "en")
+
+
+# The causes added for what learners typed after the first checker: the failing check, and
+# code that the message must keep as code in every language.
+NEW_CAUSES = {
+    "causal_global_mask.py": ("CausalAttention", "mask_buffer", "mask_simple"),
+    "causal_mask_hides_past.py": ("CausalAttention", "causal", "triu(..., diagonal=1)"),
+    "mha_head_dim_from_d_in.py": ("MultiHeadAttention", "runs", "d_out // num_heads = 2"),
+    "causal_mask_after_softmax.py": ("CausalAttention", "weights_sum", "-inf"),
+    "causal_scale_by_num_tokens.py": ("CausalAttention", "scale", "keys.shape[-1] ** 0.5"),
+}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("fixture", NEW_CAUSES)
+def test_the_new_causes_speak_every_language(fixture, language):
+    source = (ROOT / "tests/fixtures/check/mistakes" / fixture).read_text(encoding="utf-8")
+    component, check, code = NEW_CAUSES[fixture]
+    text = message(check_source(source, language), component, check)
+    english = message(check_source(source, "en"), component, check)
+    assert code in text, text
+    assert f"{SITE}{language}/chapter-3/" in text, text
+    assert (text == english) == (language == "en")
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_memory_limit_speaks_every_language(language):
+    for key in ("hint_memory", "hint_memory_stopped"):
+        text = render({"key": key, "limit": "1 GiB"}, language)
+        assert "1 GiB" in text
+        assert (text == render({"key": key, "limit": "1 GiB"}, "en")) == (language == "en")

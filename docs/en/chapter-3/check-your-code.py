@@ -36,10 +36,11 @@
 # `forward`), correct code passes.
 #
 # The book's own shapes hide some mistakes: with `d_out=2` and two heads, each head has one
-# column, and with six tokens and `context_length=6` the mask always fits. So every class is
-# also run with a batch of 1 and of 3, with 4 tokens for a `context_length` of 6, with
-# heads of two columns, and at other sizes. When code works at the book's shapes and fails
-# at another, the report says at which and why.
+# column, and with six tokens and `context_length=6` the mask always fits, even a mask of
+# six tokens left in the notebook. So every class is also run with a batch of 1 and of 3,
+# with 4 tokens for a `context_length` of 6, with 10 tokens for a `context_length` of 10,
+# with heads of two columns, and at other sizes. When code works at the book's shapes and
+# fails at another, the report says at which and why.
 #
 # | check | passes when |
 # | --- | --- |
@@ -49,9 +50,10 @@
 # | `matches_book` | with the same weights, the output equals the book's to 1e-5, every time |
 # | `scale` | the scores are divided by the square root of the key dimension, before the softmax |
 # | `softmax_dim` | the weights are normalised over the keys |
-# | `causal` | no output depends on a later token |
-# | `diagonal` | each token sees itself |
-# | `mask_buffer` | a mask kept in the module is a registered buffer (no mask kept: skipped) |
+# | `causal` | no output depends on a later token: changing the last token leaves the others' outputs alone |
+# | `diagonal` | each token sees itself; the first, which sees only itself, gets a number, not NaN |
+# | `weights_sum` | given equal tokens, every token gets the same output, as weights that sum to 1 give |
+# | `mask_buffer` | a mask kept in the module is a registered buffer, and `forward` reads it (no mask kept: skipped) |
 # | `dropout` | dropout acts on the attention weights and scales the survivors by 1/(1-p); eval mode has none |
 # | `heads` | each head is single-head attention with its own slice of the weights |
 # | `out_proj` | the output projection is applied |
@@ -64,6 +66,12 @@
 # explains it. A check that cannot apply to the way your code is written is skipped, with
 # the reason: a class that uses `is_causal=True` keeps no mask, so `mask_buffer` has nothing
 # to look at.
+#
+# Four checks need no book to compare with, and they run whatever the comparison says:
+# `causal` changes the last token and watches the earlier outputs, `diagonal` looks at the
+# first token's output, `weights_sum` gives the class six equal tokens, and `mask_buffer`
+# changes the registered mask and watches the output. So code that differs from the book in
+# a way no known mistake explains still gets their verdicts, each with what it saw.
 #
 # ## A learner's notebook
 #
@@ -243,8 +251,10 @@ show("id")
 #
 # A teacher can give the checker a folder, or many files. Each notebook runs in its own
 # process, with the same limits, several side by side (`--jobs`: by default one per core,
-# up to four), and a notebook that goes past its memory or time limit is stopped and
-# reported while the others go on. The report ends with a table, one row per notebook;
+# up to four). An allocation past the memory limit fails in its cell like any other error,
+# and the cells after it still run; a notebook that holds so much that nothing more can be
+# allocated, or that runs past its time limit, is stopped and reported while the others go
+# on. The report ends with a table, one row per notebook;
 # `--summary md` prints only that table, and `--summary csv` the same as CSV for a
 # spreadsheet.
 #

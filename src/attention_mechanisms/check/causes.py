@@ -11,6 +11,7 @@ import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeGuard
 
 import torch
 from torch import Tensor, nn
@@ -62,7 +63,7 @@ def _transposed_weight(failure: Failure) -> bool:
     return probe.d_in != probe.d_out and (probe.d_out, probe.d_in) in shapes
 
 
-def mask_like(value: object) -> bool:
+def mask_like(value: object) -> TypeGuard[Tensor]:
     """A square tensor (in its last two dimensions) of 0 and 1, bools or -inf: a mask."""
     if not isinstance(value, Tensor) or value.dim() < 2 or value.shape[-1] != value.shape[-2]:
         return False

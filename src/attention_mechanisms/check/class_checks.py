@@ -101,10 +101,28 @@ def variant_message(s: ClassSubject, variant: Variant) -> tuple[Message, str]:
     if key == "cause_mask_none" and _DISCARDED.search(s.source):
         key = "cause_masked_fill_discarded"  # scores.masked_fill(...) alone on its line
     message = msg(key, cls=s.cls.__name__)
+    outcome = verdict.outcome
+    # Divided by the square root of a head_dim taken from d_in: the cause is head_dim.
+    scaled = key.startswith("cause_scale") and outcome is not None and outcome.module is not None
+    if scaled and outcome and (head_dim := _head_dim_message(s, outcome)) is not None:
+        message, topic = head_dim, "head_dim_d_in"
     # It matched at the book's shapes: say where it stopped matching.
     if verdict.compared and verdict.probe is not None:
         message = msg("at_probe", probe=describe(verdict.probe), cause=message)
     return message, topic
+
+
+def _head_dim_message(s: ClassSubject, outcome: Outcome) -> Message | None:
+    """The message for ``head_dim = d_in // num_heads``, if the class computes it so and it
+    is wrong at the outcome's probe."""
+    probe = outcome.probe
+    failure = Failure(None, outcome.module, probe, s.locator, d_in=s.names.get("d_in", "d_in"))
+    if not head_dim_from_d_in(failure):
+        return None
+    return msg(
+        "cause_head_dim_d_in_output", d_in=probe.d_in, num_heads=probe.num_heads,
+        wrong=probe.d_in // probe.num_heads, right=probe.head_dim,
+    )  # fmt: skip
 
 
 _DISCARDED = re.compile(r"^\s*[\w.\[\]]+\.masked_fill\(", re.MULTILINE)
@@ -141,14 +159,8 @@ def _difference(s: ClassSubject, outcome: Outcome) -> tuple[Message, str]:
             d_out=probe.d_out,
         )  # fmt: skip
         return message, s.role
-    failure = Failure(None, module, outcome.probe, s.locator, d_in=s.names.get("d_in", "d_in"))
-    if head_dim_from_d_in(failure):
-        probe = outcome.probe
-        message = msg(
-            "cause_head_dim_d_in_output", d_in=probe.d_in, num_heads=probe.num_heads,
-            wrong=probe.d_in // probe.num_heads, right=probe.head_dim,
-        )  # fmt: skip
-        return msg("at_probe", probe=describe(probe), cause=message), "head_dim_d_in"
+    if (head_dim := _head_dim_message(s, outcome)) is not None:
+        return msg("at_probe", probe=describe(outcome.probe), cause=head_dim), "head_dim_d_in"
     book = book_forward(s.role, mappings[0], outcome.x, BOOK)
     differs = ~torch.isclose(y.float(), book.float(), rtol=0, atol=TOLERANCE, equal_nan=True)
     index = tuple(int(i) for i in differs.nonzero()[0])

@@ -25,6 +25,18 @@ from .result import Result, failed, passed, skipped
 from .subject import LEARNER_ERRORS, TOLERANCE, ClassSubject, call
 
 
+def book_output(s: ClassSubject) -> tuple[nn.Module, Tensor, Tensor] | Result:
+    """The module, input and output at the book's shapes, where the properties are probed;
+    or why there are none (a class that fails only at other shapes still has them)."""
+    outcome = s.outcome(s.probes[0])
+    if outcome.module is None or outcome.error is not None:
+        return skipped("skip_needs", check="runs")
+    expected, y = s.expected_shape(outcome.probe), outcome.y
+    if not isinstance(y, Tensor) or tuple(y.shape) != expected:
+        return skipped("skip_needs", check="shape")
+    return outcome.module, outcome.x, y
+
+
 def _moved(module: nn.Module, x: Tensor, y: Tensor, token: int) -> Tensor:
     """How far each token's output moves, ``(T,)``, when token ``token`` of ``x`` changes
     (NaN where it stays NaN counts as not moved; an output that no longer runs, as moved)."""
@@ -47,8 +59,9 @@ def causal(s: ClassSubject) -> Result:
     result = explained("causal")(s)
     if result.status == "fail" or s.verdict.check == "diagonal":  # one mask, one verdict
         return result
-    module, y = s.outcome(s.probes[0]).ran()
-    x = s.outcome(s.probes[0]).x
+    if isinstance(ran := book_output(s), Result):
+        return ran
+    module, x, y = ran
     tokens = x.shape[-2]
     ahead = _moved(module, x, y, tokens - 1)[:-1]  # earlier tokens, after the last changed
     if bool((ahead <= TOLERANCE).all()):
@@ -70,7 +83,9 @@ def diagonal(s: ClassSubject) -> Result:
     result = explained("diagonal")(s)
     if result.status == "fail" or s.verdict.check == "causal":
         return result
-    _, y = s.outcome(s.probes[0]).ran()
+    if isinstance(ran := book_output(s), Result):
+        return ran
+    y = ran[2]
     if torch.isnan(y[..., 0, :]).any():
         return failed(msg("cause_diagonal_nan"), "diagonal")
     return result if result.status == "pass" else passed("pass_diagonal_first")
@@ -80,8 +95,9 @@ def weights_sum(s: ClassSubject) -> Result:
     """Explained by a variant; else equal tokens must give equal outputs."""
     if s.verdict.check == "weights_sum" and s.verdict.variant is not None:
         return failed(*variant_message(s, s.verdict.variant))
-    module, _ = s.outcome(s.probes[0]).ran()
-    x = s.outcome(s.probes[0]).x
+    if isinstance(ran := book_output(s), Result):
+        return ran
+    module, x, _ = ran
     equal = x[..., :1, :].expand_as(x).clone()  # every token a copy of the first
     try:
         out = call(module, equal)
@@ -131,8 +147,9 @@ def _reads(module: nn.Module, masks: list[Tensor], x: Tensor, y: object) -> bool
     finally:
         for mask, old in zip(masks, saved, strict=True):
             mask.copy_(old)
-    same = isinstance(out, Tensor) and isinstance(y, Tensor) and out.shape == y.shape
-    return not (same and torch.allclose(out, y, rtol=0, atol=TOLERANCE, equal_nan=True))
+    if not isinstance(out, Tensor) or not isinstance(y, Tensor) or out.shape != y.shape:
+        return True
+    return not torch.allclose(out, y, rtol=0, atol=TOLERANCE, equal_nan=True)
 
 
 def mask_buffer(s: ClassSubject) -> Result:
