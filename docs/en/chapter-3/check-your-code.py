@@ -118,7 +118,7 @@ show("en")
 #   skip  causal        not checked: runs did not pass
 #
 # MultiHeadAttention
-#   pass  constructs    MultiHeadAttention(embedding_dim=4, head_count=2), and at 5 shapes; it is
+#   pass  constructs    MultiHeadAttention(embedding_dim=4, head_count=2), and at 6 shapes; it is
 #                       checked with d_in = d_out, which it needs
 #   FAIL  runs          torch.Size is not callable: shape(-1) should be shape[-1] (TypeError:
 #                       'torch.Size' object is not callable (cell 4, line 8: 'd_k = query.shape(-1)'))
@@ -128,8 +128,9 @@ show("en")
 #   skip  matches_book  not checked: shape did not pass
 #   skip  scale         not checked: shape did not pass
 #   skip  softmax_dim   not checked: shape did not pass
-#   skip  causal        not checked: shape did not pass
-#   skip  diagonal      not checked: shape did not pass
+#   skip  causal        not checked: runs did not pass
+#   skip  diagonal      not checked: runs did not pass
+#   skip  weights_sum   not checked: runs did not pass
 #   skip  mask_buffer   no mask is kept in the module (it is made in forward, or is_causal=True):
 #                       nothing to register
 #   skip  dropout       not checked: shape did not pass
@@ -153,7 +154,7 @@ show("vi")
 #   skip  causal        chưa được kiểm tra: runs không đạt
 #
 # MultiHeadAttention
-#   pass  constructs    tạo được MultiHeadAttention(embedding_dim=4, head_count=2), và cả ở 5 bộ kích
+#   pass  constructs    tạo được MultiHeadAttention(embedding_dim=4, head_count=2), và cả ở 6 bộ kích
 #                       thước thử; lớp được kiểm tra với d_in = d_out, vì nó cần như vậy
 #   FAIL  runs          torch.Size không gọi được như hàm: shape(-1) phải là shape[-1] (TypeError:
 #                       'torch.Size' object is not callable (ô 4, dòng 8: 'd_k = query.shape(-1)'))
@@ -163,8 +164,9 @@ show("vi")
 #   skip  matches_book  chưa được kiểm tra: shape không đạt
 #   skip  scale         chưa được kiểm tra: shape không đạt
 #   skip  softmax_dim   chưa được kiểm tra: shape không đạt
-#   skip  causal        chưa được kiểm tra: shape không đạt
-#   skip  diagonal      chưa được kiểm tra: shape không đạt
+#   skip  causal        chưa được kiểm tra: runs không đạt
+#   skip  diagonal      chưa được kiểm tra: runs không đạt
+#   skip  weights_sum   chưa được kiểm tra: runs không đạt
 #   skip  mask_buffer   module không giữ mask nào (mask được tạo trong forward, hoặc dùng
 #                       is_causal=True): không có gì cần đăng ký
 #   skip  dropout       chưa được kiểm tra: shape không đạt
@@ -185,14 +187,15 @@ show("zh")
 #   skip  causal        未检查：runs 没有通过
 #
 # MultiHeadAttention
-#   pass  constructs    MultiHeadAttention(embedding_dim=4, head_count=2) 创建成功，5 组形状下也都能创建；它要求 d_in = d_out，所以检查时取二者相等
+#   pass  constructs    MultiHeadAttention(embedding_dim=4, head_count=2) 创建成功，6 组形状下也都能创建；它要求 d_in = d_out，所以检查时取二者相等
 #   FAIL  runs          torch.Size 不能调用：shape(-1) 应写作 shape[-1]（TypeError: 'torch.Size' object is not callable（单元格 4，第 8 行：'d_k = query.shape(-1)'））（参见 https://attention-mechanisms.github.io/attention-mechanisms/zh/chapter-3/pitfalls/#调用-xshape-1）
 #   skip  shape         未检查：runs 没有通过
 #   skip  matches_book  未检查：shape 没有通过
 #   skip  scale         未检查：shape 没有通过
 #   skip  softmax_dim   未检查：shape 没有通过
-#   skip  causal        未检查：shape 没有通过
-#   skip  diagonal      未检查：shape 没有通过
+#   skip  causal        未检查：runs 没有通过
+#   skip  diagonal      未检查：runs 没有通过
+#   skip  weights_sum   未检查：runs 没有通过
 #   skip  mask_buffer   模块中没有保存掩码（掩码在 forward 中生成，或者用了 is_causal=True）：无需注册
 #   skip  dropout       未检查：shape 没有通过
 #   skip  heads         未检查：shape 没有通过
@@ -215,7 +218,7 @@ show("id")
 #   skip  causal        tidak diperiksa: runs tidak lolos
 #
 # MultiHeadAttention
-#   pass  constructs    MultiHeadAttention(embedding_dim=4, head_count=2), dan pada 5 bentuk;
+#   pass  constructs    MultiHeadAttention(embedding_dim=4, head_count=2), dan pada 6 bentuk;
 #                       diperiksa dengan d_in = d_out, karena kelas ini memerlukannya
 #   FAIL  runs          torch.Size tidak dapat dipanggil: shape(-1) seharusnya shape[-1] (TypeError:
 #                       'torch.Size' object is not callable (sel 4, baris 8: 'd_k = query.shape(-1)'))
@@ -225,8 +228,9 @@ show("id")
 #   skip  matches_book  tidak diperiksa: shape tidak lolos
 #   skip  scale         tidak diperiksa: shape tidak lolos
 #   skip  softmax_dim   tidak diperiksa: shape tidak lolos
-#   skip  causal        tidak diperiksa: shape tidak lolos
-#   skip  diagonal      tidak diperiksa: shape tidak lolos
+#   skip  causal        tidak diperiksa: runs tidak lolos
+#   skip  diagonal      tidak diperiksa: runs tidak lolos
+#   skip  weights_sum   tidak diperiksa: runs tidak lolos
 #   skip  mask_buffer   modul tidak menyimpan mask (mask dibuat di forward, atau kelas memakai
 #                       is_causal=True): tidak ada yang perlu didaftarkan
 #   skip  dropout       tidak diperiksa: shape tidak lolos
