@@ -52,7 +52,7 @@ TABLE = (
     Check("diagonal", CAUSAL, ("constructs",), p.diagonal),
     Check("weights_sum", CLASSES, ("constructs",), p.weights_sum),
     Check("mask_buffer", CAUSAL, ("constructs",), p.mask_buffer),
-    Check("dropout", CAUSAL, ("shape",), dropout),
+    Check("dropout", CAUSAL, ("constructs",), dropout),
     Check("heads", HEADS, ("shape",), c.heads),
     Check("out_proj", frozenset({"MultiHeadAttention"}), ("shape",), c.explained("out_proj")),
 )

@@ -19,9 +19,10 @@ import torch
 from torch import Tensor
 
 from .messages import msg
+from .probes import Probe
 from .reference import Variant, head_inputs, scores_of, weights_of
 from .result import Result, failed, passed, skipped
-from .subject import ClassSubject, call, close
+from .subject import LEARNER_ERRORS, ClassSubject, call, close
 
 P = 0.25  # not 0.5, where 1 / p and 1 / (1 - p) are both 2
 TOLERANCE = 1e-4  # float32 output against float64 sums of up to six terms
@@ -123,7 +124,19 @@ def dropout(s: ClassSubject) -> Result:
     verdict = s.verdict
     if verdict.check:  # read with the book's computation only: another check says how it differs
         return skipped("skip_differs_as", check=verdict.check)
-    probe = verdict.probe or s.probes[0]  # where the weights were read
+    placed = verdict.variant is not None and verdict.mapping is not None
+    # Where the weights were read; without a reading, at the book's shapes, where it ran.
+    probe = (verdict.probe or s.probes[0]) if placed else s.probes[0]
+    if s.outcome(probe).error is not None or not isinstance(s.outcome(probe).y, Tensor):
+        return skipped("skip_needs", check="runs")
+    try:
+        return _training(s, probe, placed)
+    except LEARNER_ERRORS:  # it runs with dropout=0, not with dropout=P
+        return failed(msg("fail_dropout_differs", p=P), "dropout")
+
+
+def _training(s: ClassSubject, probe: Probe, placed: bool) -> Result:
+    """Off in eval mode, on in training; then, with a reading of the weights, where."""
     module, x = s.build(probe, dropout=P), s.outcome(probe).x
     y_eval = call(module, x)
     if not close(call(module, x), y_eval) or not close(y_eval, s.outcome(probe).y):
@@ -135,7 +148,7 @@ def dropout(s: ClassSubject) -> Result:
         return failed(msg("fail_dropout_inactive", p=P), "dropout")
     if not isinstance(y, Tensor):
         return failed(msg("fail_dropout_differs", p=P), "dropout")
-    if verdict.variant is None or verdict.mapping is None:  # no reading to place it with
+    if not placed:  # no reading of the weights to place it with
         return skipped("skip_dropout_placement", p=P)
     return _placement(s, y, y_eval)
 
