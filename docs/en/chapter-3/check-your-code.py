@@ -133,7 +133,7 @@ show("en")
 #   skip  weights_sum   not checked: runs did not pass
 #   skip  mask_buffer   no mask is kept in the module (it is made in forward, or is_causal=True):
 #                       nothing to register
-#   skip  dropout       not checked: shape did not pass
+#   skip  dropout       it takes no dropout rate
 #   skip  heads         not checked: shape did not pass
 #   skip  out_proj      not checked: shape did not pass
 # exit status: 1
@@ -169,7 +169,7 @@ show("vi")
 #   skip  weights_sum   chưa được kiểm tra: runs không đạt
 #   skip  mask_buffer   module không giữ mask nào (mask được tạo trong forward, hoặc dùng
 #                       is_causal=True): không có gì cần đăng ký
-#   skip  dropout       chưa được kiểm tra: shape không đạt
+#   skip  dropout       không nhận tỉ lệ dropout
 #   skip  heads         chưa được kiểm tra: shape không đạt
 #   skip  out_proj      chưa được kiểm tra: shape không đạt
 # exit status: 1
@@ -197,7 +197,7 @@ show("zh")
 #   skip  diagonal      未检查：runs 没有通过
 #   skip  weights_sum   未检查：runs 没有通过
 #   skip  mask_buffer   模块中没有保存掩码（掩码在 forward 中生成，或者用了 is_causal=True）：无需注册
-#   skip  dropout       未检查：shape 没有通过
+#   skip  dropout       它不接受丢弃率参数
 #   skip  heads         未检查：shape 没有通过
 #   skip  out_proj      未检查：shape 没有通过
 # exit status: 1
@@ -233,7 +233,7 @@ show("id")
 #   skip  weights_sum   tidak diperiksa: runs tidak lolos
 #   skip  mask_buffer   modul tidak menyimpan mask (mask dibuat di forward, atau kelas memakai
 #                       is_causal=True): tidak ada yang perlu didaftarkan
-#   skip  dropout       tidak diperiksa: shape tidak lolos
+#   skip  dropout       tidak menerima laju dropout
 #   skip  heads         tidak diperiksa: shape tidak lolos
 #   skip  out_proj      tidak diperiksa: shape tidak lolos
 # exit status: 1
