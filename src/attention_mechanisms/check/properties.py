@@ -6,7 +6,7 @@ the cause first; otherwise the module itself is probed:
 
 - ``causal``: changing the last token must leave every earlier token's output alone, and
   changing the first must reach the last (else the mask hides the past, not the future);
-- ``diagonal``: the first token, which sees only itself, gets a finite output;
+- ``diagonal``: the first token's output is a number, not NaN (its row is not all hidden);
 - ``weights_sum``: given equal tokens, every token gets the same output, since attention
   averages equal values with weights that sum to 1, wherever the mask falls;
 - ``mask_buffer``: a mask kept in the module is a registered buffer, and ``forward`` reads
