@@ -223,7 +223,10 @@ def test_the_widget_carries_its_data_and_the_default_example_as_tables():
     weights_33 = stages[0].select("table")[1]
     assert weights_33.select("tbody tr")[1].select("td")[0].text == "0.1385"  # 3.3.1's
     # The rows of scores and weights are queries, their columns keys: headers that say so.
-    assert [th.text for th in weights_33.select("thead th")][:2] == ["<axis_keys>", "<axis_queries>"]
+    assert [th.text for th in weights_33.select("thead th")][:2] == [
+        "<axis_keys>",
+        "<axis_queries>",
+    ]
     assert weights_33.select_one('thead th[scope="colgroup"]')["colspan"] == "6"
     queries_34 = stages[1].select("table")[0]
     assert queries_34.caption.text == "<queries>"
