@@ -21,24 +21,26 @@
   }
 
   var parts = {
-    // Mark the query row and the key row of weight (row, col) of `head`; none if `row` is null.
-    mark: function (head, row, col) {
+    // Mark the query row and the key row of the `selected` weight ({head, row, col}), or
+    // none where it is null.
+    mark: function (selected) {
       this.root.querySelectorAll("tr.is-query, tr.is-key").forEach(function (tr) {
         tr.classList.remove("is-query", "is-key");
       });
-      if (row === null) return;
-      sourceRow(this, "queries", head, row).classList.add("is-query");
-      sourceRow(this, "keys", head, col).classList.add("is-key");
+      if (!selected) return;
+      sourceRow(this, "queries", selected.head, selected.row).classList.add("is-query");
+      sourceRow(this, "keys", selected.head, selected.col).classList.add("is-key");
     },
 
-    // Scroll the least that shows the whole explanation below the header (or its top, if
-    // it is taller than the screen).
+    // Scroll the least that shows the whole explanation, with a little room, below the
+    // page's header (or its top, where it is taller than the screen). Whole pixels, up to
+    // the room: a box's edges can fall between two.
     reveal: function () {
-      var header = document.querySelector(".md-header");
-      var top = header ? header.getBoundingClientRect().bottom : 0;
+      var room = 8, header = document.querySelector(".md-header");
+      var top = (header ? header.getBoundingClientRect().bottom : 0) + room;
       var box = this.explanation.getBoundingClientRect();
-      var below = box.bottom - window.innerHeight, above = box.top - top;
-      var by = above < 0 ? above : below > 0 ? Math.min(below, above) : 0;
+      var below = box.bottom + room - window.innerHeight, above = box.top - top;
+      var by = above < 0 ? Math.floor(above) : below > 0 ? Math.ceil(Math.min(below, above)) : 0;
       if (by) window.scrollBy(0, by);
     },
 
@@ -53,7 +55,7 @@
       });
       cell.tabIndex = 0;
       this.selected = { head: head, row: row, col: col };
-      this.mark(head, row, col);
+      this.mark(this.selected);
       var found = this.result.heads[head === null ? 0 : Number(head)];
       var steps = math.explain(found, row, col);
       var names = { query: this.labels[row], key: this.labels[col] };
