@@ -71,7 +71,7 @@ def test_numbers_are_read_as_the_pages_language_writes_them(context, base_url, l
     cases, shown = [], []
     for typed, reads in TYPED.items():
         expected = reads.get("*", reads.get(decimal))
-        type_value(page, FIELD, typed)
+        page.fill(FIELD, typed)  # at once: key by key, "1,25" of "1,250" is taken on the way
         refused = not isinstance(expected, float)
         assert field.get_attribute("aria-invalid") == str(refused).lower(), (language, typed)
         if refused:
@@ -90,11 +90,12 @@ def test_numbers_are_read_as_the_pages_language_writes_them(context, base_url, l
     # The package, once for every case: after each, the matrices are those of `last`.
     for typed, cells, result in zip(TYPED, shown, package_results(cases), strict=True):
         assert_cells(cells, result, f"{language}: {typed!r}")
-    # Typed "0,5" in Vietnamese and Indonesian: every cell as typed "0.5".
+    # "0,5" typed key by key, in every language: every cell as "0.5" gives.
     type_value(page, FIELD, "0,5")
     comma = shown_cells(page)
     type_value(page, FIELD, "0.5")
     assert comma == shown_cells(page)
+    assert page.get_attribute(FIELD, "aria-invalid") == "false"
     assert page.errors == []
 
 
@@ -177,6 +178,14 @@ def test_on_a_phone_a_tapped_weight_shows_its_arithmetic_on_the_screen(
         assert in_view(page, cell), (language, stage)  # and the weight tapped, above it
         if language == "vi" and stage == "3.3":
             page.screenshot(path=str(screenshots / "playground-390-vi-explain.png"))
+    # A refused value: its words are on the screen, under the field being typed in.
+    page.tap(FIELD)
+    page.keyboard.press("Control+A")
+    page.keyboard.type("1,2,5")
+    said = "#" + page.get_attribute(FIELD, "aria-describedby")
+    assert in_view(page, said) and in_view(page, FIELD), language
+    if language == "vi":
+        page.screenshot(path=str(screenshots / "playground-390-vi-refused.png"))
     context.close()
 
 
