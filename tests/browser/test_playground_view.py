@@ -123,6 +123,11 @@ def test_a_refused_value_is_said_beside_its_field_and_the_matrices_say_what_they
     assert "is-stale" in page.get_attribute(".playground-results", "class")
     (result,) = package_results([{"stage": "3.3", "inputs": book_inputs(page)}])
     assert_shows(page, result, f"{language}: 7 refused")
+    page.select_option('[data-control="stage"]', "trained")  # not about its tables
+    assert not stale.is_visible()
+    assert "is-stale" not in page.get_attribute(".playground-results", "class")
+    page.select_option('[data-control="stage"]', "3.3")
+    assert stale.is_visible()
     # A second refused field on the same row: both said, each under its row.
     type_value(page, 'input[data-token="0"][data-dim="2"]', "x")
     assert page.locator(".playground-refused p").count() == 2
