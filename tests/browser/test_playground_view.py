@@ -10,13 +10,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from browsing import LANGUAGES, open_playground, package_results
-from test_playground import (
-    PAGE,
+from browsing import (
+    LANGUAGES,
+    PLAYGROUND,
     assert_cells,
     assert_shows,
     book_inputs,
     expected_cells,
+    open_playground,
+    package_results,
     shown_cells,
 )
 
@@ -164,7 +166,7 @@ def test_on_a_phone_a_tapped_weight_shows_its_arithmetic_on_the_screen(
         viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True
     )
     page = context.new_page()
-    page.goto(base_url + f"{language}/{PAGE}")
+    page.goto(base_url + f"{language}/{PLAYGROUND}")
     page.wait_for_selector('[data-control="stage"]')
     explain = ".playground-explain"
     taps = [

@@ -61,9 +61,11 @@
           fill(words.field_error, { field: field, message: r.message });
         return element("p", {}, [fill(words.stale, { field: field, value: String(self.values[r.token][r.dim]) })]);
       });
+      // Not at the trained stage: its tables are not made of the chapter's values.
+      var stale = notes.length > 0 && this.stage !== "trained";
       this.stale.replaceChildren.apply(this.stale, notes);
-      this.stale.hidden = this.stage === "trained" || !notes.length;
-      this.results.classList.toggle("is-stale", notes.length > 0);
+      this.stale.hidden = !stale;
+      this.results.classList.toggle("is-stale", stale);
     },
   };
 

@@ -187,9 +187,8 @@
     var self = this, words = this.words, trained = this.stage === "trained";
     this.chapterParts.forEach(function (part) { part.hidden = trained; });
     if (this.trained) this.trained.box.hidden = !trained;
-    if (trained) { // the chapter's refusals are not about the trained model's tables
-      this.stale.hidden = true;
-      this.results.classList.remove("is-stale");
+    if (trained) {
+      this.drawRefused(); // hidden: the chapter's values are not the trained model's
       return this.trained.draw();
     }
     var x = this.values.slice(0, this.count);
