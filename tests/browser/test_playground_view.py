@@ -143,6 +143,13 @@ def test_a_refused_value_is_said_beside_its_field_and_the_matrices_say_what_they
     assert "is-stale" not in page.get_attribute(".playground-results", "class")
     (result,) = package_results([{"stage": "3.3", "inputs": with_first(page, -1.0)}])
     assert_shows(page, result, f"{language}: -1 taken")
+    # Refused, then fewer tokens while the field has the focus: the fields are drawn again
+    # from the values taken, and nothing is left refused.
+    type_value(page, FIELD, "-")
+    page.select_option('[data-control="tokens"]', "5")
+    assert page.input_value(FIELD) == "-1"
+    assert page.locator(".playground-refused, [aria-invalid='true']").count() == 0
+    assert not stale.is_visible()
     assert page.errors == []
 
 
@@ -384,9 +391,14 @@ def test_every_control_shows_a_focus_ring(browser, base_url, scheme):
             break
         focused.append((probe, found))
         page.keyboard.press("Tab")
-    kinds = {(tag, kind) for _, (tag, kind, *_) in focused}
-    assert kinds >= {("SELECT", "select-one"), ("BUTTON", "button"), ("INPUT", "text")}
-    assert kinds >= {("INPUT", "range"), ("TD", "")}
+    kinds = {(tag, kind, name) for _, (tag, kind, name, *_) in focused}
+    assert kinds >= {("SELECT", "select-one", "stage"), ("SELECT", "select-one", "tokens")}
+    assert kinds >= {
+        ("BUTTON", "button", "reset"),
+        ("INPUT", "text", ""),
+        ("INPUT", "range", "slider"),
+    }
+    assert ("TD", "", "weights") in kinds
     page.evaluate("document.activeElement.blur()")
     body = colour_of(page.evaluate("getComputedStyle(document.body).backgroundColor"))
     for probe, (tag, kind, name, style, width, colour, shadow) in focused:

@@ -157,6 +157,9 @@
       }
       rows.push(element("tr", {}, cells));
     }
+    // A focused field that is removed fires "change" as it goes (Chrome): it goes first,
+    // so that what it refuses is not noted after the new fields are.
+    if (this.embeddings.contains(document.activeElement)) document.activeElement.blur();
     this.refused = {}; // "token,dim" -> {token, dim, message}: the fields refused (fields.js)
     this.embeddings.replaceChildren(element("table", { "class": "playground-embeddings" }, [
       element("caption", {}, [words.embeddings]),
@@ -225,7 +228,7 @@
     this.drawRefused();
     // One tab stop per weights table: its selected cell, else its first.
     this.results.querySelectorAll(".playground-weights").forEach(function (table) {
-      (table.querySelector(".is-selected") || table.querySelector("td")).tabIndex = 0;
+      (table.querySelector(".is-selected") || table.querySelector("td[data-matrix]")).tabIndex = 0;
     });
   };
 
