@@ -188,3 +188,25 @@ def assert_cells(shown: dict, result: dict, where: str) -> None:
 def book_inputs(page) -> list[list[float]]:
     """The book's embeddings, as the page received them from the build (the package's)."""
     return json.loads(page.text_content("script.playground-data"))["inputs"]
+
+
+# The first embedding value: "Your", dimension 1.
+FIELD = 'input[data-token="0"][data-dim="0"]'
+
+
+def words_of(page) -> dict[str, str]:
+    return json.loads(page.text_content("script.playground-data"))["words"]
+
+
+def type_value(page, selector: str, text: str) -> None:
+    """Type ``text`` key by key into an emptied field, as a reader does."""
+    page.focus(selector)
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Backspace")
+    page.keyboard.type(text)
+
+
+def with_first(page, value: float) -> list[list[float]]:
+    """The book's embeddings with the first value replaced."""
+    inputs = book_inputs(page)
+    return [[value, *inputs[0][1:]], *inputs[1:]]
