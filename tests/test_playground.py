@@ -24,6 +24,7 @@ WORDS = {
     for key in [
         *(f"stage_{stage}" for stage in playground.STAGES),
         *("no_script", "no_script_trained", "scores", "weights", "context", "joined"),
+        *("queries", "keys", "values", "axis_queries", "axis_keys"),
     ]
 } | {"head": "Head {n}", "head_matrix": "{head}: {matrix}"}
 
@@ -72,9 +73,8 @@ def test_a_wrong_javascript_fails_and_names_the_stage_and_the_input(tmp_path, ch
     assert problems
     assert problems[0].startswith(f"playground stage {stage}, input [[")
     detail = problems[0].split("]]: ", 1)[1]  # what differs: a value, a shape, the heads
-    assert re.match(
-        r"(context|head \d (scores|weights|context))\[\d+\]\[\d+\] is |.*shape|\d+ head", detail
-    )
+    matrix = r"(context|head \d (queries|keys|values|scores|weights|context))"
+    assert re.match(matrix + r"\[\d+\]\[\d+\] is |.*shape|\d+ head", detail)
 
 
 def test_float32_rounding_is_all_that_separates_the_page_from_the_package():
@@ -143,6 +143,65 @@ def test_the_package_results_for_the_browser_tests_are_plain_json():
         hidden = case["stage"] in ("3.5", "3.6")
         assert (scores[0][n - 1] == "-inf") == hidden
         assert all(abs(sum(row) - 1) < 1e-5 for row in result["heads"][0]["weights"])
+        # From 3.4, each head's queries, keys and values too: (T, d_out) each.
+        shown = {"queries", "keys", "values"} if case["stage"] != "3.3" else set()
+        assert set(result["heads"][0]) == {"scores", "weights", "context"} | shown
+        assert all(len(result["heads"][0][m]) == n for m in shown)
+
+
+# What a reader types, and what the page reads: a number, or why not ("number": not one;
+# "grouping": could be thousands in the page's language, with the decimal to type instead).
+READ = [
+    ("0.5", ".", 0.5),
+    ("0,5", ".", 0.5),  # a comma in English: not thousands after a 0, nor before one digit
+    ("0,5", ",", 0.5),
+    ("-0,25", ",", -0.25),
+    (" 0.5 ", ",", 0.5),
+    (".5", ".", 0.5),
+    (",5", ",", 0.5),
+    ("5.", ".", 5.0),
+    ("+1,5", ",", 1.5),
+    ("1e-1", ".", 0.1),
+    ("1,5e-1", ",", 0.15),
+    ("\u22120.5", ".", -0.5),  # the Unicode minus sign
+    ("\uff10\uff0e\uff15", ".", 0.5),  # full-width digits, as a Chinese input method types
+    ("0.125", ",", 0.125),  # "0.125" is no grouped thousand, even in Vietnamese
+    ("1,250", ",", 1.25),
+    ("1.250", ".", 1.25),
+    ("1,250", ".", ("grouping", "1.250")),  # 1250 in English?
+    ("-1.250", ",", ("grouping", "-1,250")),  # -1250 in Vietnamese and Indonesian?
+    ("12,345", ".", ("grouping", "12.345")),
+    ("1.000,5", ",", ("number", None)),
+    ("1,000.5", ".", ("number", None)),
+    ("1 000", ".", ("number", None)),
+    ("", ".", ("number", None)),
+    ("-", ",", ("number", None)),
+    (".", ".", ("number", None)),
+    ("abc", ".", ("number", None)),
+    ("Infinity", ".", ("number", None)),
+    ("0x1", ".", ("number", None)),
+    ("1_0", ".", ("number", None)),
+    ("e5", ".", ("number", None)),
+]
+
+
+def test_a_typed_number_is_read_as_the_pages_language_writes_it(node):
+    script = "const n = require(process.argv[1]); const cases = JSON.parse(process.argv[2]);"
+    script += "process.stdout.write(JSON.stringify(cases.map((c) => n.read(c[0], c[1]))));"
+    module = playground.MODULE.with_name("numbers.js")
+    cases = json.dumps([[typed, decimal] for typed, decimal, _ in READ])
+    done = subprocess.run(
+        [node, "-e", script, str(module), cases], capture_output=True, text=True, check=True
+    )
+    for (typed, decimal, expected), found in zip(READ, json.loads(done.stdout), strict=True):
+        if isinstance(expected, float):
+            assert found == {"value": expected}, (typed, decimal)
+        else:
+            error, suggestion = expected
+            assert found == {"error": error, **({"decimal": suggestion} if suggestion else {})}, (
+                typed,
+                decimal,
+            )
 
 
 def test_the_widget_carries_its_data_and_the_default_example_as_tables():
@@ -157,12 +216,22 @@ def test_the_widget_carries_its_data_and_the_default_example_as_tables():
     assert [s.select_one(".playground-stage-title").text for s in stages] == [
         f"<stage_{stage}>" for stage in playground.STAGES
     ]
-    # 3.3: scores, weights, context; 3.6: each head's scores and weights, then the join.
+    # 3.3: scores, weights, context; 3.6: each head's queries, keys, values, scores and
+    # weights, then the join.
     assert len(stages[0].select("table")) == 3
-    assert len(stages[3].select("table")) == 5
+    assert len(stages[3].select("table")) == 11
     weights_33 = stages[0].select("table")[1]
     assert weights_33.select("tbody tr")[1].select("td")[0].text == "0.1385"  # 3.3.1's
-    causal_scores = stages[2].select("table")[0]
+    # The rows of scores and weights are queries, their columns keys: headers that say so.
+    assert [th.text for th in weights_33.select("thead th")][:2] == [
+        "<axis_keys>",
+        "<axis_queries>",
+    ]
+    assert weights_33.select_one('thead th[scope="colgroup"]')["colspan"] == "6"
+    queries_34 = stages[1].select("table")[0]
+    assert queries_34.caption.text == "<queries>"
+    assert [th.text for th in queries_34.select("thead th")] == ["", "1", "2"]
+    causal_scores = stages[2].select("table")[3]
     first = causal_scores.select("tbody tr")[0].select("td")
     assert first[1].text == "-inf" and "is-hidden" in first[1]["class"]
     assert "class" not in first[0].attrs
@@ -170,9 +239,13 @@ def test_the_widget_carries_its_data_and_the_default_example_as_tables():
     assert sources == [
         "../../assets/stylesheets/playground.css",
         "../../assets/javascripts/dom.js",
+        "../../assets/javascripts/numbers.js",
         "../../assets/javascripts/attention.js",
         "../../assets/javascripts/induction.js",
         "../../assets/javascripts/trained.js",
+        "../../assets/javascripts/tables.js",
+        "../../assets/javascripts/explain.js",
+        "../../assets/javascripts/fields.js",
         "../../assets/javascripts/playground.js",
     ]
 
@@ -203,15 +276,20 @@ def test_every_language_names_every_word_of_the_interface():
             assert set(re.findall(r"\{\w+\}", theirs[key])) == set(re.findall(r"\{\w+\}", text))
 
 
-def test_the_widget_weighs_at_most_40_kb_before_compression():
+def test_the_widget_weighs_at_most_56_kb_before_compression():
+    # 40 KB until issue 34 (typed numbers in the page's language, refusals in words, the
+    # queries, keys and values, colour scales, focus rings): 53 KB with it.
     assets = ROOT / "docs" / "overrides" / "assets"
     sizes = {path: (assets / path).stat().st_size for path, _ in playground_html.ASSETS}
-    assert sum(sizes.values()) <= 40 * 1024, sizes
+    assert sum(sizes.values()) <= 56 * 1024, sizes
     text = "".join((assets / path).read_text(encoding="utf-8") for path in sizes)
     assert "http://" not in text and "https://" not in text  # nothing from another host
 
 
-@pytest.mark.parametrize("name", ["playground.js", "trained.js", "dom.js"])
+@pytest.mark.parametrize(
+    "name",
+    ["playground.js", "trained.js", "dom.js", "numbers.js", "tables.js", "explain.js", "fields.js"],
+)
 def test_the_page_scripts_are_valid_javascript(node, name):
     script = playground.MODULE.with_name(name)
     done = subprocess.run([node, "--check", str(script)], capture_output=True, text=True)

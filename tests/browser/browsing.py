@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -130,3 +131,82 @@ def open_playground(context, base_url: str, language: str):
     page.wait_for_selector('[data-control="stage"]')
     page.errors = errors
     return page
+
+
+# What a shown value may differ from the package's float32 one by: half of its last
+# printed decimal (four are shown), and float32's rounding (torch.testing's atol).
+SHOWN = 0.5e-4 + 1e-5
+
+
+def expected_cells(result: dict) -> dict[tuple[str, str | None, int, int], float]:
+    """Every cell the page must show, keyed as its markup names it."""
+    many = len(result["heads"]) > 1
+    cells = {}
+    for h, head in enumerate(result["heads"]):
+        for matrix, values in head.items():
+            for i, row in enumerate(values):
+                for j, value in enumerate(row):
+                    cells[matrix, str(h) if many else None, i, j] = float(value)
+    if many:
+        for i, row in enumerate(result["context"]):
+            for j, value in enumerate(row):
+                cells["context", None, i, j] = float(value)
+    return cells
+
+
+SHOWN_CELLS = """() => Array.from(document.querySelectorAll("[data-matrix]")).map((cell) => [
+  cell.dataset.matrix, cell.dataset.head ?? null, Number(cell.dataset.row),
+  Number(cell.dataset.col), cell.textContent.trim()])"""
+
+
+def shown_cells(page) -> dict[tuple[str, str | None, int, int], str]:
+    cells = {}
+    for matrix, head, row, col, text in page.evaluate(SHOWN_CELLS):
+        key = (matrix, head, row, col)
+        assert key not in cells, f"two cells are {key}"
+        cells[key] = text
+    return cells
+
+
+def assert_shows(page, result: dict, where: str) -> None:
+    assert_cells(shown_cells(page), result, where)
+
+
+def assert_cells(shown: dict, result: dict, where: str) -> None:
+    """The cells shown (`shown_cells`) are the package's ``result``, as the page writes it."""
+    expected = expected_cells(result)
+    assert set(shown) == set(expected), f"{where}: cells {sorted(set(shown) ^ set(expected))[:5]}"
+    for key, value in expected.items():
+        text = shown[key]
+        if math.isinf(value):
+            assert text == "-inf", f"{where}: {key} shows {text}, not -inf"
+            continue
+        assert len(text.partition(".")[2]) == 4, f"{where}: {key} shows {text!r}"
+        assert abs(float(text) - value) <= SHOWN, f"{where}: {key} shows {text}, not {value:.6f}"
+
+
+def book_inputs(page) -> list[list[float]]:
+    """The book's embeddings, as the page received them from the build (the package's)."""
+    return json.loads(page.text_content("script.playground-data"))["inputs"]
+
+
+# The first embedding value: "Your", dimension 1.
+FIELD = 'input[data-token="0"][data-dim="0"]'
+
+
+def words_of(page) -> dict[str, str]:
+    return json.loads(page.text_content("script.playground-data"))["words"]
+
+
+def type_value(page, selector: str, text: str) -> None:
+    """Type ``text`` key by key into an emptied field, as a reader does."""
+    page.focus(selector)
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Backspace")
+    page.keyboard.type(text)
+
+
+def with_first(page, value: float) -> list[list[float]]:
+    """The book's embeddings with the first value replaced."""
+    inputs = book_inputs(page)
+    return [[value, *inputs[0][1:]], *inputs[1:]]

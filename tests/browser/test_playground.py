@@ -8,64 +8,20 @@ which nox sets; else .nox/package's).
 from __future__ import annotations
 
 import json
-import math
 import random
 
 import pytest
-from browsing import LANGUAGES, SCREENSHOTS, open_playground, package_results
+from browsing import (
+    LANGUAGES,
+    SCREENSHOTS,
+    assert_shows,
+    book_inputs,
+    open_playground,
+    package_results,
+)
 
 STAGES = ["3.3", "3.4", "3.5", "3.6"]
 PAGE = "chapter-3/playground/"
-# What a shown value may differ from the package's float32 one by: half of its last
-# printed decimal (four are shown), and float32's rounding (torch.testing's atol).
-SHOWN = 0.5e-4 + 1e-5
-
-
-def expected_cells(result: dict) -> dict[tuple[str, str | None, int, int], float]:
-    """Every cell the page must show, keyed as its markup names it."""
-    many = len(result["heads"]) > 1
-    cells = {}
-    for h, head in enumerate(result["heads"]):
-        for matrix, values in head.items():
-            for i, row in enumerate(values):
-                for j, value in enumerate(row):
-                    cells[matrix, str(h) if many else None, i, j] = float(value)
-    if many:
-        for i, row in enumerate(result["context"]):
-            for j, value in enumerate(row):
-                cells["context", None, i, j] = float(value)
-    return cells
-
-
-SHOWN_CELLS = """() => Array.from(document.querySelectorAll("[data-matrix]")).map((cell) => [
-  cell.dataset.matrix, cell.dataset.head ?? null, Number(cell.dataset.row),
-  Number(cell.dataset.col), cell.textContent.trim()])"""
-
-
-def shown_cells(page) -> dict[tuple[str, str | None, int, int], str]:
-    cells = {}
-    for matrix, head, row, col, text in page.evaluate(SHOWN_CELLS):
-        key = (matrix, head, row, col)
-        assert key not in cells, f"two cells are {key}"
-        cells[key] = text
-    return cells
-
-
-def assert_shows(page, result: dict, where: str) -> None:
-    expected, shown = expected_cells(result), shown_cells(page)
-    assert set(shown) == set(expected), f"{where}: cells {sorted(set(shown) ^ set(expected))[:5]}"
-    for key, value in expected.items():
-        text = shown[key]
-        if math.isinf(value):
-            assert text == "-inf", f"{where}: {key} shows {text}, not -inf"
-            continue
-        assert len(text.partition(".")[2]) == 4, f"{where}: {key} shows {text!r}"
-        assert abs(float(text) - value) <= SHOWN, f"{where}: {key} shows {text}, not {value:.6f}"
-
-
-def book_inputs(page) -> list[list[float]]:
-    """The book's embeddings, as the page received them from the build (the package's)."""
-    return json.loads(page.text_content("script.playground-data"))["inputs"]
 
 
 def type_inputs(page, inputs: list[list[float]]) -> None:
@@ -278,8 +234,10 @@ def test_a_value_that_the_page_does_not_take_is_refused_and_said_so(context, bas
     page.keyboard.press("Backspace")
     page.keyboard.type(typed)
     assert field.get_attribute("aria-invalid") == "true"
-    assert field.get_attribute("title") == "Type a number from -5 to 5."
-    assert (field.get_attribute("min"), field.get_attribute("max")) == ("-5", "5")
+    # Said in words beside the field (tests/browser/test_playground_view.py: every language).
+    said = page.locator("#" + field.get_attribute("aria-describedby"))
+    assert said.inner_text() == "Your, dimension 1: Type a number from -5 to 5."
+    assert said.is_visible()
     # The matrices keep the last value the page took: "5" of "5.01", "1" of "1e9".
     book = book_inputs(page)
     inputs = [[_taken(typed, book[0][0]), *book[0][1:]], *book[1:]]
@@ -287,6 +245,7 @@ def test_a_value_that_the_page_does_not_take_is_refused_and_said_so(context, bas
     assert_shows(page, result, f"after typing {typed!r}")
     page.fill('input[data-token="0"][data-dim="0"]', "-5")
     assert field.get_attribute("aria-invalid") == "false"
+    assert field.get_attribute("aria-describedby") is None and said.count() == 0
     (result,) = package_results([{"stage": "3.3", "inputs": [[-5, *book[0][1:]], *book[1:]]}])
     assert_shows(page, result, "after -5")
 
@@ -400,6 +359,7 @@ SENTENCES += ["context", "joined", "hidden", "hint", "explain_score", "explain_s
 SENTENCES += ["explain_softmax", "explain_softmax_shifted", "explain_hidden", "no_script"]
 SENTENCES += ["no_script_trained", "sequence", "sequence_invalid", "sequence_empty"]
 SENTENCES += ["sequence_long", "loading", "load_failed", "predicted", "induction_legend"]
+SENTENCES += ["invalid_grouping", "stale", "queries", "keys", "values"]
 INTERFACE = """() => ({
   labels: Array.from(document.querySelectorAll(".playground-controls label, .playground-slider"))
     .map((l) => l.firstChild.textContent.trim()),
@@ -445,7 +405,7 @@ def test_the_interface_speaks_each_language(context, base_url, language):
     assert shown["captions"] == [
         words["head_matrix"].format(head=words["head"].format(n=n), matrix=words[matrix])
         for n in (1, 2)
-        for matrix in ("scores", "weights", "context")
+        for matrix in ("queries", "keys", "values", "scores", "weights", "context")
     ] + [words["joined"]]
     assert shown["explain"] == [
         words["head"].format(n=2),

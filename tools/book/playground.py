@@ -50,6 +50,10 @@ STAGES = ("3.3", "3.4", "3.5", "3.6")
 
 MATRICES = ("scores", "weights", "context")
 
+# What each head also shows where a stage projects the tokens (3.4 to 3.6): the queries,
+# keys and values that its scores and context vectors come from.
+PROJECTED = ("queries", "keys", "values")
+
 _PROJECTIONS = ("W_query", "W_key", "W_value")
 
 
@@ -105,14 +109,21 @@ def page_data() -> dict:
     }
 
 
+def matrices(stage: str) -> tuple[str, ...]:
+    """The matrices that each head of ``stage`` shows."""
+    return MATRICES if stage == "3.3" else PROJECTED + MATRICES
+
+
 def _head(module: torch.nn.Module, x: Tensor, hide: bool) -> dict[str, Tensor]:
-    """Scores, weights and the class's own context vectors for one head on ``x``."""
+    """The queries, keys and values of one head on ``x``, its scores, its weights and the
+    class's own context vectors."""
     queries, keys, values = (getattr(module, name)(x) for name in _PROJECTIONS)
     scores = queries @ keys.T  # (T, T), unscaled, as the book prints them
     if hide:
         scores = scores.masked_fill(causal_mask(len(x)), -torch.inf)
     _, weights = scaled_dot_product_attention(queries, keys, values, causal=hide)
-    return {"scores": scores, "weights": weights, "context": module(x)}
+    projected = {"queries": queries, "keys": keys, "values": values}
+    return {**projected, "scores": scores, "weights": weights, "context": module(x)}
 
 
 def reference(stage: str, inputs: list[list[float]], dtype: torch.dtype) -> dict:
@@ -151,7 +162,9 @@ def package_results(cases: list[dict]) -> list[dict]:
         found = reference(case["stage"], case["inputs"], torch.float32)
         results.append(
             {
-                "heads": [{m: plain(head[m]) for m in MATRICES} for head in found["heads"]],
+                "heads": [
+                    {m: plain(head[m]) for m in matrices(case["stage"])} for head in found["heads"]
+                ],
                 "context": plain(found["context"]),
             }
         )

@@ -28,7 +28,6 @@ from book import ROOT, BookError, expectations, source
 from book.executor import execute
 from book.playground import (
     LIMIT,
-    MATRICES,
     MAX_TOKENS,
     MODULE,
     STAGES,
@@ -96,7 +95,7 @@ def _differences(found: dict, expected: dict, dtype: torch.dtype) -> list[str]:
         return [f"{len(found['heads'])} head(s), not {len(expected['heads'])}"]
     pairs = [("", found["context"], expected["context"])]
     for h, (mine, theirs) in enumerate(zip(found["heads"], expected["heads"], strict=True)):
-        pairs += [(f"head {h} {m}", mine[m], theirs[m]) for m in MATRICES]
+        pairs += [(f"head {h} {m}", mine[m], theirs[m]) for m in theirs]  # q, k, v from 3.4
     for name, mine, theirs in pairs:
         js = torch.tensor(
             [[float(v) for v in row] for row in mine], dtype=torch.float64

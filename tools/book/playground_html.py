@@ -21,11 +21,21 @@ import json
 MARKER = '<div class="attention-playground"></div>'
 ASSETS = (
     ("stylesheets/playground.css", '<link rel="stylesheet" href="{}">'),
-    ("javascripts/dom.js", '<script src="{}" defer></script>'),
-    ("javascripts/attention.js", '<script src="{}" defer></script>'),
-    ("javascripts/induction.js", '<script src="{}" defer></script>'),
-    ("javascripts/trained.js", '<script src="{}" defer></script>'),
-    ("javascripts/playground.js", '<script src="{}" defer></script>'),
+    # In this order: each uses those above it (playground.js, all of them).
+    *(
+        (f"javascripts/{name}.js", '<script src="{}" defer></script>')
+        for name in (
+            "dom",
+            "numbers",
+            "attention",
+            "induction",
+            "trained",
+            "tables",
+            "explain",
+            "fields",
+            "playground",
+        )
+    ),
 )
 
 
@@ -35,8 +45,17 @@ def _table(
     rows: list[str],
     columns: list[str],
     causal: bool = False,
+    axes: tuple[str, str] | None = None,
 ) -> str:
-    head = "".join(f'<th scope="col">{html.escape(c)}</th>' for c in ["", *columns])
+    """A matrix as ``tables.js`` draws it: ``axes``, the words for queries and keys, name
+    the rows and the columns of scores and weights."""
+    corner, keys = axes or ("", None)
+    head = "".join(f'<th scope="col">{html.escape(c)}</th>' for c in [corner, *columns])
+    head = f"<tr>{head}</tr>"
+    if keys is not None:
+        span = f'<th scope="colgroup" colspan="{len(columns)}">{html.escape(keys)}</th>'
+        head = f'<tr class="playground-axis"><td></td>{span}</tr>{head}'
+
     body = "".join(
         f'<tr><th scope="row">{html.escape(label)}</th>'
         + "".join(
@@ -48,7 +67,7 @@ def _table(
     )
     return (
         f'<div class="playground-box"><table><caption>{html.escape(caption)}</caption>'
-        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+        f"<thead>{head}</thead><tbody>{body}</tbody></table></div>"
     )
 
 
@@ -62,13 +81,25 @@ def _stage(stage: str, words: dict[str, str]) -> str:
     result = playground.reference(stage, playground.page_data()["inputs"], torch.float32)
     many = len(result["heads"]) > 1
     parts = [f'<p class="playground-stage-title">{html.escape(words[f"stage_{stage}"])}</p>']
+    axes = (words["axis_queries"], words["axis_keys"])
     for number, found in enumerate(result["heads"], start=1):
         head = words["head"].format(n=number)
-        for matrix in ("scores", "weights"):
+        for matrix in playground.matrices(stage)[:-1]:  # the context vectors: after the heads
             caption = words["head_matrix"].format(head=head, matrix=words[matrix])
             values = [[playground.format_value(v) for v in row] for row in found[matrix].tolist()]
-            hide = playground.causal(stage)
-            parts.append(_table(caption if many else words[matrix], values, tokens, tokens, hide))
+            square = matrix in ("scores", "weights")
+            columns = tokens if square else [str(d) for d in range(1, len(values[0]) + 1)]
+            hide = square and playground.causal(stage)
+            parts.append(
+                _table(
+                    caption if many else words[matrix],
+                    values,
+                    tokens,
+                    columns,
+                    hide,
+                    axes if square else None,
+                )
+            )
     width = result["context"].shape[-1]
     columns = [str(d) for d in range(1, width + 1)]
     caption = words["joined"] if many else words["context"]

@@ -1,7 +1,8 @@
 /* The playground page: the reader changes the tokens, their embeddings and the stage, and
    every matrix is computed again (attention.js) and drawn. The page brings its data and its
    words in a JSON script (tools/book/playground_html.py); this replaces the static tables
-   that a reader without JavaScript sees.
+   that a reader without JavaScript sees. The tables are drawn by tables.js; the arithmetic
+   of a selected weight is explain.js's, the reading of typed values fields.js's.
 
    Its markup is a contract for tests: CONTRIBUTING.md, "The playground's markup". */
 (function () {
@@ -9,10 +10,12 @@
   var math = window.attentionMath;
 
   var element = window.playgroundDom.element, fill = window.playgroundDom.fill;
-  var fixed = math.fixed;
+  var matrix = window.playgroundTables.matrix;
+  var count = 0; // playgrounds on the page, for ids of their own
 
   function Playground(root, script) {
     this.root = root;
+    this.id = "playground-" + ++count;
     this.script = script; // kept: it holds the page's data and words
     var data = (this.data = JSON.parse(script.textContent));
     this.words = data.words;
@@ -22,6 +25,9 @@
     this.reset();
     this.build();
   }
+
+  // choose, mark, reveal: explain.js; readValue, refuse, drawRefused: fields.js
+  Object.assign(Playground.prototype, window.playgroundExplain, window.playgroundFields);
 
   Playground.prototype.reset = function () {
     var extra = this.data.extra;
@@ -62,11 +68,12 @@
     this.sliderLabel = element("span");
     this.results = element("div", { "class": "playground-results" });
     this.explanation = element("div", { "class": "playground-explain", role: "status", "aria-live": "polite" });
+    this.stale = element("div", { "class": "playground-stale", "aria-live": "polite", hidden: "" });
     this.sliderBox = element("label", { "class": "playground-slider" }, [this.sliderLabel, this.slider]);
     // The chapter's stages show these; the trained stage shows its own box instead.
     this.chapterParts = [this.controls.children[1], this.embeddings, this.sliderBox, this.explanation];
     this.root.replaceChildren.apply(this.root, [this.script, this.controls].concat(
-      this.trained ? [this.trained.box] : [], this.chapterParts.slice(1), [this.results]));
+      this.trained ? [this.trained.box] : [], this.chapterParts.slice(1), [this.stale, this.results]));
     // Listeners in the capture phase: they also hear an event that a script dispatches
     // without bubbling. "change" for the selects; "input" and "change" for the values.
     this.controls.addEventListener("change", function (event) {
@@ -120,14 +127,12 @@
         field.setAttribute("aria-label", fill(words.value_of, { token: labels[token], dim: Number(field.dataset.dim) + 1 }));
       });
     } else {
-      var value = input.value.trim() === "" ? NaN : Number(input.value);
-      var valid = isFinite(value) && Math.abs(value) <= this.data.limit;
-      input.setAttribute("aria-invalid", String(!valid));
-      input.title = valid ? "" : fill(words.invalid, { limit: this.data.limit });
+      var read = this.readValue(input.value), value = read.value;
+      this.refuse(input, read.message || null);
       var dim = Number(input.dataset.dim);
       // Nothing to redraw for "change" after "input" (a redraw would replace the cell that
       // the reader is clicking, as the field loses the focus).
-      if (!valid || this.values[token][dim] === value) return;
+      if (read.message || this.values[token][dim] === value) return;
       this.values[token][dim] = value;
       if (this.focused.token === token) this.drawSlider();
     }
@@ -142,14 +147,20 @@
       var cells = [element("th", { scope: "row" }, [element("input", {
         type: "text", value: this.labels[i], "data-label": "", "data-token": i,
         "aria-label": words.token + " " + (i + 1) })])];
+      // Text, not type="number": that reads "0,5" as nothing (or 5) where the browser's
+      // language writes 0.5; no inputmode="decimal": iOS's decimal pad has no minus sign.
       for (d = 0; d < dims; d++) {
         cells.push(element("td", {}, [element("input", {
-          type: "number", step: "0.01", min: -this.data.limit, max: this.data.limit,
+          type: "text", autocomplete: "off", spellcheck: "false",
           value: String(this.values[i][d]), "data-token": i, "data-dim": d,
           "aria-label": fill(words.value_of, { token: this.labels[i], dim: d + 1 }) })]));
       }
       rows.push(element("tr", {}, cells));
     }
+    // A focused field that is removed fires "change" as it goes (Chrome): it goes first,
+    // so that what it refuses is not noted after the new fields are.
+    if (this.embeddings.contains(document.activeElement)) document.activeElement.blur();
+    this.refused = {}; // "token,dim" -> {token, dim, message}: the fields refused (fields.js)
     this.embeddings.replaceChildren(element("table", { "class": "playground-embeddings" }, [
       element("caption", {}, [words.embeddings]),
       element("thead", {}, [element("tr", {}, head)]),
@@ -163,64 +174,45 @@
     this.slider.value = String(this.values[f.token][f.dim]);
   };
 
-  // One matrix as a table: rows are the tokens; columns are tokens or dimensions.
-  Playground.prototype.matrix = function (name, head, values, caption, columns) {
-    var self = this, labels = this.labels.slice(0, this.count);
-    var causal = math.STAGES[this.stage].causal && name !== "context";
-    var header = [element("th", { scope: "col" })].concat(columns.map(function (c) {
-      return element("th", { scope: "col" }, [c]);
-    }));
-    var rows = values.map(function (row, i) {
-      return element("tr", {}, [element("th", { scope: "row" }, [labels[i]])].concat(row.map(function (v, j) {
-        var cell = element("td", { "data-matrix": name, "data-head": head, "data-row": i, "data-col": j }, [fixed(v)]);
-        if (causal && j > i) {
-          cell.classList.add("is-hidden");
-          cell.setAttribute("data-hidden", "");
-          cell.title = self.words.hidden;
-        }
-        if (name === "weights") {
-          cell.style.setProperty("--weight", String(v));
-          if (v > 0.5) cell.classList.add("is-strong");
-          cell.tabIndex = -1;
-        }
-        return cell;
-      })));
-    });
-    var table = element("table", { "class": "playground-" + name, role: name === "weights" ? "grid" : null }, [
-      element("caption", {}, [caption]), element("thead", {}, [element("tr", {}, header)]),
-      element("tbody", {}, rows)]);
-    return element("div", { "class": "playground-box" }, [table]);
+  // One matrix of the stage as a table (tables.js). Scores and weights have a column per
+  // key (a token), under a header that names the rows queries and the columns keys; the
+  // others have a column per dimension.
+  Playground.prototype.matrix = function (name, head, values, caption) {
+    var labels = this.labels.slice(0, this.count), words = this.words;
+    var square = name === "scores" || name === "weights", causal = square && math.STAGES[this.stage].causal;
+    var columns = square ? labels : values[0].map(function (_, d) { return String(d + 1); });
+    return matrix({ name: name, head: head, values: values, caption: caption, rows: labels, columns: columns,
+      axes: square ? { queries: words.axis_queries, keys: words.axis_keys } : null, words: words,
+      hidden: function (i, j) { return causal && j > i; } });
   };
 
   Playground.prototype.draw = function (inputs) {
     var self = this, words = this.words, trained = this.stage === "trained";
     this.chapterParts.forEach(function (part) { part.hidden = trained; });
     if (this.trained) this.trained.box.hidden = !trained;
-    if (trained) return this.trained.draw();
+    if (trained) {
+      this.drawRefused(); // hidden: the chapter's values are not the trained model's
+      return this.trained.draw();
+    }
     var x = this.values.slice(0, this.count);
     if (inputs) this.drawEmbeddings();
     this.drawSlider();
     this.result = math.attend(this.stage, x, this.data.stages[this.stage]);
-    var labels = this.labels.slice(0, this.count);
     var many = this.result.heads.length > 1;
+    // Where a stage projects, each head shows where its scores come from: q · k.
+    var names = math.STAGES[this.stage].projected ? ["queries", "keys", "values"] : [];
     var parts = this.result.heads.map(function (found, h) {
       var head = many ? String(h) : null;
       var caption = function (matrix) {
         return many ? fill(words.head_matrix, { head: fill(words.head, { n: h + 1 }), matrix: words[matrix] })
           : words[matrix];
       };
-      var dims = found.context[0].map(function (_, d) { return String(d + 1); });
-      var boxes = [
-        self.matrix("scores", head, found.scores, caption("scores"), labels),
-        self.matrix("weights", head, found.weights, caption("weights"), labels),
-        self.matrix("context", head, found.context, caption("context"), dims)];
-      return element("div", { "class": "playground-head" }, boxes);
+      var draw = function (name) { return self.matrix(name, head, found[name], caption(name)); };
+      var sources = names.length ? [element("div", { "class": "playground-qkv" }, names.map(draw))] : [];
+      return element("div", { "class": "playground-head" }, sources.concat(["scores", "weights", "context"].map(draw)));
     });
     var results = [element("div", { "class": "playground-heads" }, parts)];
-    if (many) {
-      var dims = this.result.context[0].map(function (_, d) { return String(d + 1); });
-      results.push(this.matrix("context", null, this.result.context, words.joined, dims));
-    }
+    if (many) results.push(this.matrix("context", null, this.result.context, words.joined));
     this.results.replaceChildren.apply(this.results, results);
     // The selected weight stays selected, in head 1 when the stage has heads, if it is still
     // there; its arithmetic is updated, not announced again (the reader is typing).
@@ -229,11 +221,14 @@
     if (cell) this.choose(cell, false);
     else {
       this.selected = null;
+      this.mark(null);
+      this.stale.before(this.explanation);
       if (this.explanation.textContent !== words.hint) this.explanation.textContent = words.hint;
     }
+    this.drawRefused();
     // One tab stop per weights table: its selected cell, else its first.
     this.results.querySelectorAll(".playground-weights").forEach(function (table) {
-      (table.querySelector(".is-selected") || table.querySelector("td")).tabIndex = 0;
+      (table.querySelector(".is-selected") || table.querySelector("td[data-matrix]")).tabIndex = 0;
     });
   };
 
@@ -257,36 +252,6 @@
     } else return;
     event.preventDefault();
     this.cell(cell.getAttribute("data-head"), row, col).focus();
-  };
-
-  // Show the arithmetic behind one weight; announce it unless `announce` is false.
-  Playground.prototype.choose = function (cell, announce) {
-    var words = this.words, head = cell.getAttribute("data-head");
-    var row = Number(cell.dataset.row), col = Number(cell.dataset.col);
-    this.results.querySelectorAll('[data-matrix="weights"]').forEach(function (other) {
-      if (other.getAttribute("data-head") === head) other.tabIndex = -1;
-      other.classList.toggle("is-selected", other === cell);
-    });
-    cell.tabIndex = 0;
-    this.selected = { head: head, row: row, col: col };
-    var found = this.result.heads[head === null ? 0 : Number(head)];
-    var steps = math.explain(found, row, col);
-    var names = { query: this.labels[row], key: this.labels[col] };
-    var lines = []; // [text, is a formula]
-    if (head !== null) lines.push([fill(words.head, { n: Number(head) + 1 }), false]);
-    if (steps.hidden) {
-      lines.push([fill(words.explain_hidden, names), false]);
-    } else {
-      var shown = math.formulas(steps, names, math.STAGES[this.stage].projected);
-      lines.push([fill(words.explain_score, names), false], [shown.score, true]);
-      if (shown.scale) lines.push([fill(words.explain_scale, { d: found.keys[0].length }), false], [shown.scale, true]);
-      lines.push([fill(shown.shift ? words.explain_softmax_shifted : words.explain_softmax,
-        { query: names.query, max: fixed(shown.shift) }), false], [shown.softmax, true]);
-    }
-    this.explanation.setAttribute("aria-live", announce === false ? "off" : "polite");
-    this.explanation.replaceChildren.apply(this.explanation, lines.map(function (line) {
-      return element("p", { "class": line[1] ? "playground-math" : null }, [line[0]]);
-    }));
   };
 
   document.querySelectorAll("[data-playground]").forEach(function (root) {

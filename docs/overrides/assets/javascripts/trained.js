@@ -119,7 +119,6 @@
         }
         cell.textContent = v.toFixed(2);
         cell.style.setProperty("--weight", String(v));
-        if (v > 0.5) cell.classList.add("is-strong");
         if (induction.afterEarlierCopy(ids, i, j)) cell.classList.add("is-induction");
         return cell;
       })));
