@@ -108,3 +108,21 @@ def test_relative_links_lead_to_files(path):
     targets = re.findall(r"\]\(([^)\s]+)\)", text)
     local = [t.partition("#")[0] for t in targets if not re.match(r"[a-z]+:|#", t)]
     assert [t for t in local if not (path.parent / t).exists()] == []
+
+
+def test_the_readme_names_every_public_module_and_every_part_of_the_book():
+    text = README.read_text(encoding="utf-8")
+    package = ROOT / "src" / "attention_mechanisms"
+    modules = [p.name for p in package.glob("*.py") if not p.name.startswith("_")]
+    modules += [f"{p.name}/" for p in package.iterdir() if (p / "__init__.py").exists()]
+    assert [m for m in modules if f"`{m}`" not in text] == []
+    # The chapters beyond the book, by their titles, as the navigation lists them.
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8").split("- Beyond the book:")[1]
+    pages = re.findall(r"^\s+- (\S+\.py)$", nav.split("- API reference:")[0], re.M)
+    titles = [
+        re.search(r"^# # (.+)$", (ROOT / "docs" / "en" / page).read_text(encoding="utf-8"), re.M)[1]
+        for page in pages
+    ]
+    assert len(titles) >= 7
+    prose = " ".join(text.split()).lower()  # a title may wrap across lines
+    assert [t for t in titles if t.lower() not in prose] == []
