@@ -14,7 +14,7 @@ import platform
 
 import matplotlib.pyplot as plt
 import torch
-import torch.nn.functional as F  # noqa: N812 (PyTorch's own convention)
+import torch.nn.functional as F
 from torch.utils import benchmark
 
 from attention_mechanisms import (

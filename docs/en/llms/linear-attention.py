@@ -13,7 +13,7 @@
 # %%
 import matplotlib.pyplot as plt
 import torch
-import torch.nn.functional as F  # noqa: N812 (PyTorch's own convention)
+import torch.nn.functional as F
 from torch import nn
 
 from attention_mechanisms import (
