@@ -126,3 +126,118 @@ def test_the_readme_names_every_public_module_and_every_part_of_the_book():
     assert len(titles) >= 7
     prose = " ".join(text.split()).lower()  # a title may wrap across lines
     assert [t for t in titles if t.lower() not in prose] == []
+
+
+# CONTRIBUTING.md: short, with recipes whose steps name files that exist.
+MAX_GUIDE_WORDS = 2500
+RECIPES = ("Add a chapter", "Add an attention class", "Add a language")
+# A placeholder in a recipe's path stands for any instance; these instances exist.
+INSTANCES = {"<lang>": "id", "<part>": "llms", "<page>": "latent-attention", "<module>": "causal"}
+FILE_ENDINGS = (".py", ".md", ".yml", ".toml", ".po", ".js", ".css", ".html", ".txt", ".json")
+# What the language recipe must name: the files each language has, and the lists of codes.
+LANGUAGE_FILES = (
+    "mkdocs.<lang>.yml",
+    "docs/<lang>/",
+    "translations/<lang>.md",
+    "src/attention_mechanisms/check/messages/<lang>.toml",
+)
+LANGUAGE_LISTS = ("extra.languages", "LANGUAGES", "QUERIES")
+
+
+def recipe(title: str) -> str:
+    """The text of the recipe ``### title`` in CONTRIBUTING.md, up to the next heading."""
+    text = CONTRIBUTING.read_text(encoding="utf-8")
+    found = re.search(rf"^### {re.escape(title)}\n(.*?)(?=^#|\Z)", text, re.M | re.S)
+    assert found, f"CONTRIBUTING.md has no recipe {title!r}"
+    return found[1]
+
+
+def recipe_paths(title: str) -> list[str]:
+    """The repository paths that the recipe writes in backticks."""
+    spans = re.findall(r"`([^`\s]+)`", recipe(title))
+    return [s for s in spans if "/" in s or s.endswith(FILE_ENDINGS)]
+
+
+def instance(path: str) -> str:
+    for placeholder, value in INSTANCES.items():
+        path = path.replace(placeholder, value)
+    return path
+
+
+def test_the_guide_is_short():
+    words = len(CONTRIBUTING.read_text(encoding="utf-8").split())  # as `wc -w` counts them
+    assert words <= MAX_GUIDE_WORDS, f"CONTRIBUTING.md has {words} words; say each thing once"
+
+
+def test_the_guides_sections_named_elsewhere_are_headings():
+    # Comments in the code point to sections by name: CONTRIBUTING.md, "Fonts".
+    headings = re.findall(r"^#+ (.+)$", CONTRIBUTING.read_text(encoding="utf-8"), re.M)
+    files = [
+        p for d in (".ci", "docs/overrides", "src", "tools/book") for p in (ROOT / d).rglob("*")
+    ]
+    cited = {
+        name
+        for path in [*files, README]
+        if path.is_file()
+        for name in re.findall(r'CONTRIBUTING\.md, "([^"]+)"', path.read_text("utf-8", "ignore"))
+    }
+    assert {"Fonts", "The playground's markup"} <= cited
+    assert sorted(cited - set(headings)) == []
+
+
+@pytest.mark.parametrize("title", RECIPES)
+def test_each_recipe_is_a_short_numbered_list(title):
+    numbers = [int(n) for n in re.findall(r"^(\d+)\. ", recipe(title), re.M)]
+    assert numbers == list(range(1, len(numbers) + 1)), numbers
+    assert 4 <= len(numbers) <= 8, f"{title}: {len(numbers)} steps"
+
+
+@pytest.mark.parametrize("title", RECIPES)
+def test_every_path_in_a_recipe_exists(title):
+    paths = recipe_paths(title)
+    assert len(paths) >= 4, paths
+    assert [p for p in paths if not (ROOT / instance(p)).exists()] == []
+
+
+def languages_with(template: str) -> set[str]:
+    """The languages for which the file ``template`` names exists."""
+    head, _, tail = template.partition("<lang>")
+    pattern = re.compile(re.escape(head) + r"([a-z]{2,3})" + re.escape(tail.rstrip("/")))
+    found = ROOT.glob(template.replace("<lang>", "*").rstrip("/"))
+    return {m[1] for p in found if (m := pattern.fullmatch(p.relative_to(ROOT).as_posix()))}
+
+
+def test_the_language_recipe_names_every_place_that_lists_the_languages():
+    from attention_mechanisms.check.messages import LANGUAGES
+
+    text = recipe("Add a language")
+    paths = recipe_paths("Add a language")
+    assert [f for f in LANGUAGE_FILES if f not in paths] == []
+    assert [name for name in LANGUAGE_LISTS if f"`{name}`" not in text] == []
+    translations = set(LANGUAGES) - {"en"}
+    assert translations >= {"vi", "zh", "id"}
+    for template in (p for p in paths if "<lang>" in p):
+        assert languages_with(template) - {"en"} == translations, template
+    mkdocs = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert re.findall(r"^\s+lang: (\S+)$", mkdocs, re.M) == list(LANGUAGES)
+    browser = (ROOT / "tests" / "browser" / "test_languages.py").read_text(encoding="utf-8")
+    queries = re.search(r"^QUERIES = \{(.*?)^\}", browser, re.M | re.S)[1]
+    assert set(re.findall(r'^\s+"(\w+)":', queries, re.M)) == set(LANGUAGES)
+
+
+def test_the_translators_guide_names_everything_a_new_language_needs():
+    text = (ROOT / "translations" / "README.md").read_text(encoding="utf-8")
+    section = text.split("## A new language")[1]
+    for name in ("mkdocs.<lang>.yml", "extra.languages", "docs/<lang>/",
+                 "check/messages/<lang>.toml", "LANGUAGES", "QUERIES"):  # fmt: skip
+        assert f"`{name}`" in section, name
+    assert "(../CONTRIBUTING.md#add-a-language)" in section
+
+
+def test_every_class_the_readme_names_is_the_packages():
+    import attention_mechanisms
+
+    table = README.read_text(encoding="utf-8").split("| module |")[1].split("\n\n")[0]
+    named = re.findall(r"`([A-Z][A-Za-z0-9_]+)`", table)  # classes: CamelCase
+    assert len(named) >= 10
+    assert [n for n in named if not hasattr(attention_mechanisms, n)] == []
