@@ -120,7 +120,7 @@ def package_python(session: nox.Session) -> str:
         session.run_install(*pip, "--no-deps", *source, "torch")
         if url := os.environ.get("TORCH_INDEX_URL"):
             extra = ("--extra-index-url", url)  # for what that build needs, e.g. ROCm's triton
-    groups = nox.project.dependency_groups(PYPROJECT, "test", "docs", "lint")
+    groups = nox.project.dependency_groups(PYPROJECT, "test", "docs", "typing")
     tools = ("-e", str(ROOT / "tools"))  # the book's build tooling (tools/pyproject.toml)
     session.run_install(*pip, *extra, "-e", f"{ROOT}[plot]", *tools, *groups)
     _package_python = str(python)
