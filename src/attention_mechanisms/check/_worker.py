@@ -7,8 +7,8 @@ stopped. It then examines what the cells defined and appends the components.
 
 Each cell gets its own time limit through SIGALRM where the platform has it. An allocation
 past the memory limit fails in its cell like any other error; only when no memory is left
-for anything (`out_of_memory`) does the run stop. Whatever the
-cells print is discarded; they get no input (stdin is closed: ``input()`` raises EOFError).
+for anything (`out_of_memory`) does the run stop. Whatever the cells print is discarded;
+they get no input (stdin is closed: ``input()`` raises EOFError).
 """
 
 from __future__ import annotations
