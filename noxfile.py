@@ -47,6 +47,10 @@ CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 PACKAGE_ENV = ROOT / ".nox" / "package"
 PACKAGE_BIN = PACKAGE_ENV / ("Scripts" if os.name == "nt" else "bin")
+# The test sessions spread their tests over one process per core (pytest-xdist); the tests
+# share nothing but the chapters' cache, whose executions take turns (`book.executor`).
+# `nox -s tests -- -n 0` runs them in one process, where a debugger works.
+PARALLEL = ("-n", "auto")
 # mkdocs-material announces MkDocs 2 on every build; the project pins mkdocs<2 on purpose.
 DOCS_ENV = {"NO_MKDOCS_2_WARNING": "1"}
 
@@ -240,7 +244,9 @@ def tests(session: nox.Session) -> None:
     """
     python = package_python(session)
     npm_ci(session)  # the typesetting tests run MathJax
-    session.run(python, "-m", "pytest", "-m", "not slow", *session.posargs)
+    # The stale chapters, side by side, before the tests that read them (and `docs`).
+    session.run(python, "-m", "book", "execute")
+    session.run(python, "-m", "pytest", "-m", "not slow", *PARALLEL, *session.posargs)
 
 
 @nox.session(venv_backend="none")
@@ -251,7 +257,7 @@ def e2e(session: nox.Session) -> None:
     of tests/fixtures/check (about two minutes on two cores), the limits that stop a worker.
     """
     python = package_python(session)
-    session.run(python, "-m", "pytest", "-m", "slow", *session.posargs)
+    session.run(python, "-m", "pytest", "-m", "slow", *PARALLEL, *session.posargs)
 
 
 @nox.session(venv_backend="none")
@@ -295,7 +301,8 @@ def browser(session: nox.Session) -> None:
     """Test the built site (run `docs` first) in Chromium: every page, links, search, 404.
 
     Uses Debian's Chromium (`apt-get install -y chromium`, or set CHROMIUM to a binary);
-    without it the browser tests skip and say so. Screenshots go to build/screenshots/.
+    without it the browser tests skip and say so. Screenshots go to build/screenshots/;
+    `nox -s browser -- --screenshots` also saves every page whole, on a desktop and a phone.
     No torch here: these tests read the built site, and ask the shared environment for the
     package's numbers where a page computes its own (the playground).
     """
@@ -305,7 +312,8 @@ def browser(session: nox.Session) -> None:
     python = PACKAGE_BIN / ("python.exe" if os.name == "nt" else "python")
     env = {"BOOK_PACKAGE_PYTHON": str(python)}
     # --confcutdir: the package tests' conftest.py (which imports torch) is not loaded.
-    session.run("pytest", "tests/browser", "--confcutdir=tests/browser", *session.posargs, env=env)
+    args = ("tests/browser", "--confcutdir=tests/browser", *PARALLEL, *session.posargs)
+    session.run("pytest", *args, env=env)
 
 
 @nox.session(venv_backend="none")

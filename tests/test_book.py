@@ -5,12 +5,14 @@ from __future__ import annotations
 import importlib.metadata
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from book import ROOT, BookError, checker, executor, include, shown, source
+from book import ROOT, BookError, checker, cli, executor, include, shown, source, translations
 
 
 @pytest.fixture(autouse=True)
@@ -70,6 +72,44 @@ def test_a_changed_chapter_executes_again_and_replaces_the_old_result(tmp_path):
     assert second != first
     assert not first.exists()
     assert outputs_of(second) == ["2\n"]
+
+
+def test_processes_asking_for_one_chapter_at_once_execute_it_once(tmp_path, monkeypatch):
+    """The test workers and the site build may ask together: one runs it, the rest wait."""
+    chapter = write_chapter(tmp_path, "# %%\nprint(1)\n")
+    runs, running = [], threading.Event()
+
+    def slow_run(chapter: Path, target: Path) -> None:
+        runs.append(chapter)
+        running.set()
+        time.sleep(0.5)  # long enough for the other caller to arrive while this one runs
+        target.parent.mkdir(parents=True)
+        target.write_text("{}", encoding="utf-8")
+
+    monkeypatch.setattr(executor, "_run", slow_run)
+    results: list[tuple[Path, bool]] = []
+    first = threading.Thread(target=lambda: results.append(executor.execute(chapter)))
+    first.start()
+    running.wait()
+    results.append(executor.execute(chapter))  # arrives while the first one runs
+    first.join()
+    assert len(runs) == 1
+    assert sorted(ran for _, ran in results) == [False, True]
+    assert results[0][0] == results[1][0] == executor.executed_path(chapter)
+
+
+def test_the_command_executes_chapters_side_by_side_into_the_same_cache(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setattr(translations, "ENGLISH", tmp_path)
+    first = write_chapter(tmp_path, "# %%\nprint('one')\n", "one.py")
+    second = write_chapter(tmp_path, "# %%\nprint('two')\n", "two.py")
+    assert cli.main(["execute", "--jobs", "2", str(first), str(second)]) == 0
+    assert outputs_of(executor.executed_path(first)) == ["one\n"]
+    assert outputs_of(executor.executed_path(second)) == ["two\n"]
+    assert "2 of 2 chapters executed" in capsys.readouterr().out
+    assert cli.main(["execute", "--jobs", "2", str(first), str(second)]) == 0
+    assert "0 of 2 chapters executed" in capsys.readouterr().out
 
 
 def test_cache_key_covers_the_package_the_parser_and_the_environment(tmp_path, monkeypatch):

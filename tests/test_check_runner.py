@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from attention_mechanisms.check import runner
 from attention_mechanisms.check.cells import UnreadableFileError, read_cells
 from attention_mechanisms.check.cli import main
 from attention_mechanisms.check.report import as_dict, as_summary
@@ -91,6 +92,37 @@ def test_the_file_is_never_modified(tmp_path):
     run(read_cells(path), tmp_path)
     assert path.read_bytes() == before
     assert (tmp_path / "other.txt").read_text() == "made by the learner"  # runs in their folder
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("forked", [True, False], ids=["forked", "new-python"])
+def test_a_run_forked_or_started_anew_is_in_the_learners_folder_and_is_stopped(
+    tmp_path, monkeypatch, forked
+):
+    """Both ways to start a run (forked from the fork server, or a new Python where the
+    platform cannot fork) give the learner's code the same process."""
+    if not forked:
+        monkeypatch.setattr(runner, "_fork_server", lambda: None)
+    elif runner._fork_server() is None:
+        pytest.skip("this platform has no fork server")
+    (tmp_path / "helpers.py").write_text("GREETING = 'xin chào'\n", encoding="utf-8")
+    path = notebook(
+        tmp_path,
+        "from helpers import GREETING  # a module of their own, beside the notebook",
+        "import os, torch\nseen = [GREETING, os.environ['MPLBACKEND'], torch.get_num_threads()]"
+        "\nopen('seen.txt', 'w', encoding='utf-8').write(repr(seen))",
+        "input()",
+        "import time\nwhile True:\n    time.sleep(1)",
+        "after = 1",
+    )
+    start = time.monotonic()
+    entries, components = run(read_cells(path), tmp_path, total_timeout=8)
+    assert time.monotonic() - start < 30
+    assert [entry["status"] for entry in entries] == ["ok", "ok", "error", "timeout", "skipped"]
+    assert entries[2]["error"].startswith("EOFError")
+    assert entries[3]["error"] == {"key": "run_stopped", "seconds": 8}
+    assert components is None
+    assert (tmp_path / "seen.txt").read_text(encoding="utf-8") == "['xin chào', 'Agg', 1]"
 
 
 @pytest.mark.slow

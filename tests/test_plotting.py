@@ -61,3 +61,30 @@ def test_drawing_leaves_the_callers_matplotlib_backend_alone():
     finally:
         matplotlib.use(before)
     png_size(figure.png)
+
+
+def test_a_figure_is_stored_in_at_most_256_colours_and_looks_the_same():
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from PIL import Image, ImageChops
+
+    from attention_mechanisms.plotting import show_figure
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.imshow(torch.rand(8, 8).numpy(), cmap="viridis")
+    ax.plot(range(8), [x**0.5 for x in range(8)], color="red")
+    full = io.BytesIO()
+    fig.savefig(full, format="png", dpi=110)
+    figure = show_figure(fig, caption="c", alt="a")
+    assert figure.png[25] == 3, "PNG colour type 3: a palette"
+    assert len(figure.png) < len(full.getvalue()) / 2
+    before = Image.open(full).convert("RGB")
+    after = Image.open(io.BytesIO(figure.png)).convert("RGB")
+    assert after.size == before.size
+    difference = ImageChops.difference(before, after).convert("L")
+    mean = sum(i * n for i, n in enumerate(difference.histogram())) / (after.width * after.height)
+    assert mean < 2, "each pixel within a few levels of the full-colour picture, on average"

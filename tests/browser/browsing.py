@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
 import math
 import os
@@ -33,16 +35,9 @@ LANGUAGES = ["en", *sorted(p.name.split(".")[1] for p in ROOT.glob("mkdocs.*.yml
 # TeX that was not typeset: \commands, \( \) \[ \] and $...$ delimiters.
 RAW_TEX = re.compile(r"\\[A-Za-z]{2,}|\\[()\[\]]|\$\$|\$[^$\s][^$]*\$")
 
-# The most a page may transfer on a cold load: every response body, uncompressed, as a
-# static server sends it.
-PAGE_LIMIT = 1024 * 1024
-
-# Filled by test_pages.py, printed at the end of the run by conftest.py:
-# page -> (bytes of every response body, number of requests, requests to other hosts).
-TRANSFER_SIZES: dict[str, tuple[int, int, int]] = {}
-# page -> (code blocks scrolling sideways at 1280 px, narrowest notebook code block at
-# 390 px as a fraction of the screen's width, or None on a page without notebook code).
-LAYOUT: dict[str, tuple[int, float | None]] = {}
+# The most a page may transfer on a cold load: every response body (its figures too),
+# uncompressed, as a static server sends it.
+PAGE_LIMIT = 600 * 1024
 
 
 def site_pages(language: str | None = None) -> list[str]:
@@ -55,8 +50,9 @@ def site_pages(language: str | None = None) -> list[str]:
     return pages
 
 
+@functools.cache
 def notebook_pages() -> list[str]:
-    """The pages rendered from chapter notebooks."""
+    """The pages rendered from chapter notebooks (read once per run: a hundred files)."""
     return [
         page
         for page in site_pages()
@@ -109,17 +105,32 @@ def package_python() -> str:
     return found
 
 
+_package: subprocess.Popen | None = None  # `book playground-cases`, started once per process
+
+
 def package_results(cases: list[dict]) -> list[dict]:
-    """What the package computes for each case ({stage, inputs}), in float32."""
-    done = subprocess.run(
-        [package_python(), "-m", "book", "playground-cases"],
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        cwd=ROOT / "tools",
-        check=True,
-    )
-    return json.loads(done.stdout)
+    """What the package computes for each case ({stage, inputs}), in float32.
+
+    One `book playground-cases` answers every call of this test process, a line for each:
+    it imports torch and loads the trained model once, not once per test.
+    """
+    global _package
+    if _package is None or _package.poll() is not None:
+        _package = subprocess.Popen(
+            [package_python(), "-m", "book", "playground-cases"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT / "tools",
+        )
+        atexit.register(_package.kill)
+    assert _package.stdin and _package.stdout
+    _package.stdin.write(json.dumps(cases) + "\n")
+    _package.stdin.flush()
+    answer = _package.stdout.readline()
+    if not answer:
+        raise RuntimeError(f"book playground-cases stopped (status {_package.wait()})")
+    return json.loads(answer)
 
 
 def open_playground(context, base_url: str, language: str):

@@ -14,16 +14,41 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from browsing import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    LAYOUT,
-    PAGE_LIMIT,
-    PREFIX,
-    SCREENSHOTS,
-    SITE,
-    TRANSFER_SIZES,
-)
+from browsing import CHROMIUM, CHROMIUM_ARGS, PAGE_LIMIT, PREFIX, SCREENSHOTS, SITE
+
+# Filled from the reports of test_pages.py's tests (their ``record_property``, which reaches
+# this process from each worker under pytest-xdist), printed at the end of the run:
+# page -> (bytes of every response body, number of requests, requests to other hosts).
+TRANSFER_SIZES: dict[str, tuple[int, int, int]] = {}
+# page -> (code blocks scrolling sideways at 1280 px, narrowest notebook code block at
+# 390 px as a fraction of the screen's width, or None on a page without notebook code).
+LAYOUT: dict[str, tuple[int, float | None]] = {}
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption(
+        "--screenshots",
+        action="store_true",
+        help="also save every page whole, at 1280 px and at 390 px, in build/screenshots/ "
+        "(about 3 s a page); the smaller screenshots are saved on every run",
+    )
+
+
+def pytest_sessionstart(session) -> None:
+    """Empty build/screenshots/ once, in the process that runs or hands out the tests."""
+    if not hasattr(session.config, "workerinput"):
+        shutil.rmtree(SCREENSHOTS, ignore_errors=True)
+        SCREENSHOTS.mkdir(parents=True)
+
+
+def pytest_runtest_logreport(report) -> None:
+    for name, value in report.user_properties:
+        if name == "transfer":
+            page, *numbers = value
+            TRANSFER_SIZES[page] = tuple(numbers)
+        elif name == "layout":
+            page, sideways, width = value
+            LAYOUT[page] = (sideways, width)
 
 
 class SiteHandler(SimpleHTTPRequestHandler):
@@ -87,8 +112,7 @@ def context(browser):
 
 @pytest.fixture(scope="session")
 def screenshots() -> Path:
-    shutil.rmtree(SCREENSHOTS, ignore_errors=True)
-    SCREENSHOTS.mkdir(parents=True)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
 
 

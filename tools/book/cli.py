@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from book import BookError, shown, site, translations
+from book import BookError, executor, shown, site, translations
 from book.checker import check, check_docstrings, update
 from book.executor import chapters, execute
 
@@ -122,19 +124,38 @@ def _site(args: argparse.Namespace) -> int:
 def _playground_cases(args: argparse.Namespace) -> int:
     from book import playground  # imports torch, which only this command needs
 
-    print(json.dumps(playground.package_results(json.load(sys.stdin))))
+    for line in sys.stdin:  # one JSON list of cases per line, one line of results for each
+        if line.strip():
+            print(json.dumps(playground.package_results(json.loads(line))), flush=True)
     return 0
 
 
+def _use_cache(folder: Path) -> None:
+    executor.CACHE = folder  # a worker process shares its parent's cache, however started
+
+
+def _timed(chapter: Path) -> tuple[Path, bool, float]:
+    start = time.perf_counter()
+    path, ran = execute(chapter)
+    return path, ran, time.perf_counter() - start
+
+
 def _execute(args: argparse.Namespace) -> int:
+    """Execute the stale chapters, ``--jobs`` at a time, each in a kernel of its own."""
     todo = args.chapters or chapters()
     executed = 0
-    for chapter in todo:
-        start = time.perf_counter()
-        path, ran = execute(chapter)
-        executed += ran
-        status = f"executed in {time.perf_counter() - start:.1f} s" if ran else "up to date"
-        print(f"{shown(chapter)}: {status} -> {shown(path)}")
+    jobs = max(1, min(args.jobs, len(todo)))
+    with ProcessPoolExecutor(jobs, initializer=_use_cache, initargs=(executor.CACHE,)) as pool:
+        running = {pool.submit(_timed, chapter): chapter for chapter in todo}
+        try:
+            for done in as_completed(running):
+                path, ran, seconds = done.result()
+                executed += ran
+                status = f"executed in {seconds:.1f} s" if ran else "up to date"
+                print(f"{shown(running[done])}: {status} -> {shown(path)}", flush=True)
+        except BookError:
+            pool.shutdown(cancel_futures=True)  # the chapters not started yet
+            raise
     print(f"{executed} of {len(todo)} chapters executed")
     return 0
 
@@ -147,6 +168,12 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("execute", help="execute stale chapters; print what ran")
     run.add_argument("chapters", nargs="*", type=Path, help="default: every chapter")
+    run.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="chapters executed side by side (default: one per core)",
+    )
     verify = sub.add_parser(
         "check", help="compare every output (chapters and docstrings) with what the source states"
     )
@@ -176,9 +203,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub.add_parser(
         "playground-cases",
-        help="read playground cases from stdin as JSON ([{stage, inputs}], or [{stage: "
-        "'trained', sequence}]) and print what the package computes for each (for the browser "
-        "tests, which run without torch)",
+        help="read lists of playground cases from stdin, one JSON list per line ([{stage, "
+        "inputs}], or [{stage: 'trained', sequence}]), and print what the package computes for "
+        "each list on a line of its own, until stdin ends (for the browser tests, which run "
+        "without torch and start this once)",
     )
     args = parser.parse_args(argv)
 

@@ -42,6 +42,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+from filelock import FileLock
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
@@ -221,7 +222,19 @@ def execute(chapter: Path) -> tuple[Path, bool]:
     target = executed_path(chapter)
     if target.exists():
         return target, False
+    # Processes that ask for the same chapter at once (the test workers, the site build)
+    # take turns: the first executes it, the others find its result.
+    lock = target.parent.parent.with_suffix(".lock")  # beside the chapter's folder of keys
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(lock):
+        if target.exists():
+            return target, False
+        _run(chapter, target)
+    return target, True
 
+
+def _run(chapter: Path, target: Path) -> None:
+    """Execute ``chapter`` and store the notebook at ``target`` (see `execute`)."""
     nb = source.read(chapter).notebook()
     include_sources(nb, chapter)
     nb.metadata["kernelspec"] = {
@@ -262,7 +275,6 @@ def execute(chapter: Path) -> tuple[Path, bool]:
     nbformat.validate(nb)
 
     store(nb, target)
-    return target, True
 
 
 def store(nb: nbformat.NotebookNode, target: Path) -> None:

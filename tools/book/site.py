@@ -1,6 +1,7 @@
 """Build the whole site: English, then every translation, each into ``site/<lang>/``.
 
-The root of ``site/`` gets three things of its own:
+Each page's inline figures then move to files beside it (`book.figures`), and the root of
+``site/`` gets three things of its own:
 
 - ``index.html`` sends the reader to English;
 - ``404.html``, for hosts that serve one 404 page for every missing URL (GitHub Pages):
@@ -23,7 +24,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from book import ROOT, BookError, translations
+from book import ROOT, BookError, figures, translations
 
 SITE = ROOT / "site"
 
@@ -142,6 +143,7 @@ def build(languages: list[str] | None = None) -> list[Path]:
                 failed.append(config.name)
     if failed:
         raise BookError(f"building {', '.join(failed)} failed (see above)")
+    figures.externalize(SITE)
     write_root()
     return built
 

@@ -1,6 +1,7 @@
 """The separate process that runs a learner's cells (started by `runner`; not for direct use).
 
-``python -m attention_mechanisms.check._worker REQUEST RESULTS`` reads the cells from the
+``python -m attention_mechanisms.check._worker REQUEST RESULTS`` (or `main`, in a process
+forked by `runner`) reads the cells from the
 JSON file REQUEST, runs them in order in one namespace, as a notebook would, and appends one
 JSON line per cell to RESULTS as it goes, so that what ran is known even if the process is
 stopped. It then examines what the cells defined and appends the components.

@@ -5,6 +5,11 @@ The learner's code never runs in the checker's own process: an infinite loop, an
 discarded, its plots are drawn off screen (``MPLBACKEND=Agg``), and it starts in the
 learner's folder, as in Jupyter, so that it can read the files it reads there.
 
+Where the platform can fork (not on Windows), each run is forked from a fork server that
+has imported torch and the checks once, rather than started as a new Python that imports
+them again: a second and more saved for every notebook of a class. Either way the learner's
+code gets the same: a process of its own, in its folder, with nothing else shared.
+
 Its memory is limited too (``RLIMIT_DATA``, where the platform has ``resource``): an
 allocation past the limit fails in the learner's code, the worker reports the cell with
 the status ``"memory"``, and the cells after it run. If the notebook holds so much that
@@ -15,15 +20,24 @@ cells after it are not run.
 from __future__ import annotations
 
 import json
+import multiprocessing
+import multiprocessing.context
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
 from .cells import Cell
+
+# What the worker's process gets besides its parent's environment: plots drawn off screen,
+# and one thread each, since several notebooks run side by side.
+ENVIRONMENT = {"MPLBACKEND": "Agg", "PYTHONIOENCODING": "utf-8", "OMP_NUM_THREADS": "1"}
+# What the fork server imports once, so that a run forked from it need not (torch included).
+PRELOAD = ["attention_mechanisms.check._worker", "attention_mechanisms.check.analyse"]
 
 CELL_TIMEOUT = 30.0  # seconds, each cell
 TOTAL_TIMEOUT = 120.0  # seconds, the whole run
@@ -64,28 +78,7 @@ def run(
             encoding="utf-8",
         )
         results.touch()
-        command = [sys.executable, "-m", "attention_mechanisms.check._worker"]
-        command += [str(request), str(results)]
-        env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONIOENCODING": "utf-8"}
-        env["OMP_NUM_THREADS"] = "1"  # one thread each: several notebooks run side by side
-        killed = False
-        with subprocess.Popen(
-            command,
-            cwd=folder,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,  # its own process group: stopped with whatever it started
-        ) as process:
-            try:
-                process.wait(timeout=total_timeout)
-            except subprocess.TimeoutExpired:
-                if hasattr(os, "killpg"):
-                    os.killpg(process.pid, signal.SIGKILL)
-                else:
-                    process.kill()
-                killed = True
+        status, killed = _start(request, results, folder, total_timeout)
         lines = results.read_text(encoding="utf-8").splitlines()
     entries = [json.loads(line) for line in lines if line.strip()]
     # None: the process stopped before it had checked the components.
@@ -103,7 +96,7 @@ def run(
             if killed
             else {
                 "status": "error",
-                "error": {"key": "python_stopped", "status": process.returncode},
+                "error": {"key": "python_stopped", "status": status},
             }
         )
         entries.append({"cell": missing[0].number, **stopped})
@@ -112,3 +105,71 @@ def run(
             for cell in missing[1:]
         ]
     return entries, components
+
+
+def _start(request: Path, results: Path, folder: Path, limit: float) -> tuple[int | None, bool]:
+    """Run the worker on ``request`` until it ends or ``limit`` seconds pass.
+
+    Returns:
+        Its exit status, and whether it was stopped at the time limit.
+    """
+    if (context := _fork_server()) is not None:
+        process = context.Process(target=_forked, args=(str(request), str(results), str(folder)))
+        process.start()
+        process.join(limit)
+        if process.is_alive() and process.pid is not None:
+            _stop(process.pid, process.kill)
+            process.join()
+            return process.exitcode, True
+        return process.exitcode, False
+    command = [sys.executable, "-m", "attention_mechanisms.check._worker"]
+    with subprocess.Popen(
+        [*command, str(request), str(results)],
+        cwd=folder,
+        env={**os.environ, **ENVIRONMENT},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its own process group: stopped with whatever it started
+    ) as started:
+        try:
+            return started.wait(timeout=limit), False
+        except subprocess.TimeoutExpired:
+            _stop(started.pid, started.kill)
+            return started.wait(), True
+
+
+def _stop(pid: int, kill: Callable[[], None]) -> None:
+    """Stop the worker and whatever it started (its process group), or it alone."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (AttributeError, ProcessLookupError, PermissionError):  # no groups, or none yet
+        kill()
+
+
+def _fork_server() -> multiprocessing.context.ForkServerContext | None:
+    """Where the platform can fork: a process that has imported torch and the checks, from
+    which each run is forked, so that the import costs once per command, not once per
+    notebook (a second and more each). None elsewhere (Windows): each run starts Python."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return None
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOAD)
+    return context
+
+
+def _forked(request: str, results: str, folder: str) -> None:
+    """The worker, in a process forked from the fork server: made what a new one would be."""
+    os.setsid()  # its own process group: stopped with whatever it starts
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for stream in (0, 1, 2):  # no input; what it prints is discarded
+        os.dup2(devnull, stream)
+    os.chdir(folder)
+    sys.path.insert(0, folder)  # as `python -m` does: the learner's own modules import
+    os.environ.update(ENVIRONMENT)
+    import torch
+
+    torch.set_num_threads(1)  # the fork server read OMP_NUM_THREADS before it was set
+    from . import _worker
+
+    _worker.main(request, results)
