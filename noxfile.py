@@ -30,6 +30,7 @@ import subprocess
 import sys
 import zipfile
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nox
@@ -187,13 +188,25 @@ def pins(session: nox.Session) -> None:
         "\n".join(pin for pin in pins if pin.partition("==")[0].lower() not in SOURCE_ONLY),
         encoding="utf-8",
     )
-    resolve = ["python", "-m", "pip", "install", "--dry-run", "--quiet", "--no-deps"]
-    resolve += ["--only-binary=:all:", "--target", session.create_tmp()]
-    resolve += ["-r", str(wheels), "--python-version"]
-    for version in sorted({f"{major}.{minor}", *python_classifiers()}):
-        session.run(*resolve, version)
+
+    def resolve(version: str, **options: object) -> str | None:
+        target = Path(session.create_tmp()) / version  # one each: they run side by side
+        target.mkdir(exist_ok=True)
+        command = ["python", "-m", "pip", "install", "--dry-run", "--quiet", "--no-deps"]
+        command += ["--only-binary=:all:", "--target", str(target)]
+        return session.run(*command, "-r", str(wheels), "--python-version", version, **options)
+
     below = f"{major}.{minor - 1}"
-    output = session.run(*resolve, below, success_codes=[0, 1], silent=True, log=False) or ""
+    # Each resolve waits on the index far more than on this machine: all side by side.
+    with ThreadPoolExecutor() as pool:
+        kept = [
+            pool.submit(resolve, version, silent=True)  # its output is shown if it fails
+            for version in sorted({f"{major}.{minor}", *python_classifiers()})
+        ]
+        refused = pool.submit(resolve, below, success_codes=[0, 1], silent=True, log=False)
+        for done in kept:
+            done.result()
+        output = refused.result() or ""
     if not output.strip():
         session.error(
             f"the pins also install on Python {below}: lower requires-python in "
