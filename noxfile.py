@@ -250,7 +250,8 @@ def build(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def tests(session: nox.Session) -> None:
-    """Run the test suite and the docstring examples (pytest; extra args go to pytest).
+    """Execute the stale chapters (`book execute`, side by side), then run the test suite and
+    the docstring examples (pytest; extra args go to pytest).
 
     All but the tests marked slow, which start attention-check's worker processes: `e2e`
     runs those, right after this session in `nox`.
@@ -266,8 +267,9 @@ def tests(session: nox.Session) -> None:
 def e2e(session: nox.Session) -> None:
     """Run the tests marked slow, which start attention-check's worker processes (pytest).
 
-    A Python that imports torch for each notebook: the installed command over every notebook
-    of tests/fixtures/check (about two minutes on two cores), the limits that stop a worker.
+    The installed command over every notebook of tests/fixtures/check, the limits that stop
+    a worker, and the induction model trained again on another seed (about a minute and a
+    quarter on two cores, most of it that training).
     """
     python = package_python(session)
     session.run(python, "-m", "pytest", "-m", "slow", *PARALLEL, *session.posargs)

@@ -6,7 +6,8 @@
 - the learners' own notebooks (``*.ipynb`` beside them) and ``renamed.py``.
 
 The command runs here with each notebook's worker in this process (`checking.in_this_process`):
-a worker process costs two seconds of start-up, its checks a tenth of a second. The test
+a new worker process costs more than a second of start-up (one forked from the command's fork
+server, much less), its checks a tenth of a second. The test
 marked ``slow`` runs the installed command over the folder, each notebook in its own process,
 and must find the very same reports.
 """
@@ -124,7 +125,8 @@ def reports() -> dict[str, dict]:
 @pytest.mark.slow
 def test_the_installed_command_gives_the_same_reports(reports):
     """The installed command, each notebook in its own process (two side by side on two
-    cores: about two minutes), as a teacher runs it: the reports every other test reads."""
+    cores, forked from one that imported torch), as a teacher runs it: the reports every
+    other test reads."""
     command = shutil.which("attention-check", path=Path(sys.executable).parent)
     assert command, f"attention-check is not installed beside {sys.executable}"
     result = subprocess.run(

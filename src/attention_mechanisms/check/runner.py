@@ -51,7 +51,7 @@ def run(
     total_timeout: float = TOTAL_TIMEOUT,
     memory: int = MEMORY,
 ) -> tuple[list[dict], list[dict] | None]:
-    """Run ``cells`` in order in a new Python process, then check what they defined.
+    """Run ``cells`` in order in a process of their own, then check what they defined.
 
     Returns:
         One report entry per cell, and one per component (see `analyse`), or None for the
