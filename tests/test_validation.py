@@ -15,6 +15,10 @@ from attention_mechanisms import (
     SelfAttention_v1,
     SelfAttention_v2,
 )
+from attention_mechanisms.gated import GatedDeltaNet, GatedMultiHeadAttention
+from attention_mechanisms.grouped_query import GroupedQueryAttention
+from attention_mechanisms.latent import MultiHeadLatentAttention
+from attention_mechanisms.sliding_window import MultiHeadAttentionWithSWA
 
 # Each factory builds a valid module from keyword overrides: d_in=3, context_length=6.
 FACTORIES = {
@@ -156,3 +160,34 @@ def test_checks_survive_python_optimize_mode():
         [sys.executable, "-O", "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.startswith("raised: d_out must be divisible by num_heads")
+
+
+# Every class that takes a sequence x: chapter 3's and today's, with the sizes they need.
+EVERY_CLASS = {
+    **FACTORIES,
+    "GroupedQueryAttention": lambda: GroupedQueryAttention(3, 4, 0.0, 2, num_kv_groups=1),
+    "MultiHeadAttentionWithSWA": lambda: MultiHeadAttentionWithSWA(
+        3, 4, 0.0, 2, sliding_window_size=3
+    ),
+    "MultiHeadLatentAttention": lambda: MultiHeadLatentAttention(3, 4, 0.0, 2, latent_dim=2),
+    "GatedMultiHeadAttention": lambda: GatedMultiHeadAttention(3, 4, 6, 0.0, 2),
+    "GatedDeltaNet": lambda: GatedDeltaNet(3, 4, 0.0, 2),
+}
+
+
+@pytest.mark.parametrize("name", EVERY_CLASS)
+def test_an_input_of_another_dtype_than_the_weights_is_named(name):
+    message = (
+        "x must be torch.float32 like the module's parameters; got torch.float64: convert x "
+        "with x.to(torch.float32), or the module with .to(torch.float64)"
+    )
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        EVERY_CLASS[name]()(torch.ones(2, 6, 3, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("name", EVERY_CLASS)
+def test_an_input_on_another_device_than_the_weights_is_named(name):
+    with pytest.raises(
+        ValueError, match=r"^x must be on cpu like the module's parameters; got meta"
+    ):
+        EVERY_CLASS[name]()(torch.ones(2, 6, 3, device="meta"))

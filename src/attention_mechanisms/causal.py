@@ -20,7 +20,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .checks import check_dropout, check_size, check_tokens
+from .checks import check_dropout, check_like_parameters, check_size, check_tokens
 
 __all__ = ["CausalAttention"]
 
@@ -88,11 +88,12 @@ class CausalAttention(nn.Module):
             Context vectors, ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
 
         Raises:
-            TypeError: If ``x`` is not a floating-point tensor.
-            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, or it
-                has more than ``context_length`` tokens.
+            TypeError: If ``x`` is not a floating-point tensor of the parameters' dtype.
+            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, it has
+                more than ``context_length`` tokens, or it is not on the parameters' device.
         """
         x = check_tokens(x, self.d_in, self.context_length)  # ([b,] T, d_in)
+        x = check_like_parameters(x, self.W_query.weight)
         num_tokens = x.shape[-2]
         keys = self.W_key(x)  # ([b,] T, d_out)
         queries = self.W_query(x)

@@ -27,7 +27,14 @@ import torch
 import torch.nn.functional as F  # noqa: N812 (PyTorch's own convention)
 from torch import Tensor, nn
 
-from .checks import check_dropout, check_heads, check_new_kv, check_size, check_tokens
+from .checks import (
+    check_dropout,
+    check_heads,
+    check_like_parameters,
+    check_new_kv,
+    check_size,
+    check_tokens,
+)
 from .functional import causal_mask
 from .multihead import MultiHeadAttention
 
@@ -244,15 +251,17 @@ class FusedMultiHeadAttention(nn.Module):
             ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
 
         Raises:
-            TypeError: If ``x`` is not a floating-point tensor.
-            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, the
-                cached plus new tokens exceed ``context_length``, ``x`` has another batch size
-                than the keys in ``kv_cache``, or ``kv_cache`` is given while the keys would
-                require grad (grad mode on, and ``x`` or the parameters requiring grad).
+            TypeError: If ``x`` is not a floating-point tensor of the parameters' dtype.
+            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, it is
+                not on the parameters' device, the cached plus new tokens exceed
+                ``context_length``, ``x`` has another batch size than the keys in
+                ``kv_cache``, or ``kv_cache`` is given while the keys would require grad
+                (grad mode on, and ``x`` or the parameters requiring grad).
         """
         cached_keys = None if kv_cache is None else kv_cache.keys  # (b, h, S, d_head)
         cached = 0 if cached_keys is None else cached_keys.shape[2]
         x = check_tokens(x, self.d_in, self.context_length if cached == 0 else None)
+        x = check_like_parameters(x, self.qkv.weight)
         if cached + x.shape[-2] > self.context_length:
             raise ValueError(
                 f"x has {x.shape[-2]} tokens and kv_cache holds {cached}, more than "

@@ -25,7 +25,13 @@ import torch
 from torch import Tensor, nn
 
 from .causal import CausalAttention
-from .checks import check_dropout, check_heads, check_size, check_tokens
+from .checks import (
+    check_dropout,
+    check_heads,
+    check_like_parameters,
+    check_size,
+    check_tokens,
+)
 
 __all__ = ["MultiHeadAttention", "MultiHeadAttentionWrapper"]
 
@@ -87,9 +93,9 @@ class MultiHeadAttentionWrapper(nn.Module):
             ``(T, h * d_out)`` or ``(b, T, h * d_out)`` to match ``x``.
 
         Raises:
-            TypeError: If ``x`` is not a floating-point tensor.
-            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, or it
-                has more than ``context_length`` tokens.
+            TypeError: If ``x`` is not a floating-point tensor of the parameters' dtype.
+            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, it has
+                more than ``context_length`` tokens, or it is not on the parameters' device.
         """
         return torch.cat([head(x) for head in self.heads], dim=-1)
 
@@ -182,11 +188,12 @@ class MultiHeadAttention(nn.Module):
             ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
 
         Raises:
-            TypeError: If ``x`` is not a floating-point tensor.
-            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, or it
-                has more than ``context_length`` tokens.
+            TypeError: If ``x`` is not a floating-point tensor of the parameters' dtype.
+            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, it has
+                more than ``context_length`` tokens, or it is not on the parameters' device.
         """
         x = check_tokens(x, self.d_in, self.context_length)
+        x = check_like_parameters(x, self.W_query.weight)
         xb = x if x.dim() == 3 else x.unsqueeze(0)  # (b, T, d_in): one sequence is a batch of 1
         b, num_tokens, _ = xb.shape
         keys = self.W_key(xb)  # (b, num_tokens, d_out)

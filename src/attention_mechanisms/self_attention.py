@@ -24,7 +24,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .checks import check_size, check_tokens
+from .checks import check_like_parameters, check_size, check_tokens
 
 __all__ = ["SelfAttention_v1", "SelfAttention_v2"]
 
@@ -78,10 +78,12 @@ class SelfAttention_v1(nn.Module):
             Context vectors, ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
 
         Raises:
-            TypeError: If ``x`` is not a floating-point tensor.
-            ValueError: If ``x`` is not 2-D or 3-D, or its last dimension is not ``d_in``.
+            TypeError: If ``x`` is not a floating-point tensor of the parameters' dtype.
+            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, or it
+                is not on the parameters' device.
         """
         x = check_tokens(x, self.d_in)  # ([b,] T, d_in)
+        x = check_like_parameters(x, self.W_query)
         keys = x @ self.W_key  # ([b,] T, d_out)
         queries = x @ self.W_query
         values = x @ self.W_value
@@ -134,10 +136,12 @@ class SelfAttention_v2(nn.Module):
             Context vectors, ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
 
         Raises:
-            TypeError: If ``x`` is not a floating-point tensor.
-            ValueError: If ``x`` is not 2-D or 3-D, or its last dimension is not ``d_in``.
+            TypeError: If ``x`` is not a floating-point tensor of the parameters' dtype.
+            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, or it
+                is not on the parameters' device.
         """
         x = check_tokens(x, self.d_in)  # ([b,] T, d_in)
+        x = check_like_parameters(x, self.W_query.weight)
         keys = self.W_key(x)  # ([b,] T, d_out)
         queries = self.W_query(x)
         values = self.W_value(x)

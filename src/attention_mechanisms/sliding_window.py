@@ -146,7 +146,8 @@ class MultiHeadAttentionWithSWA(nn.Module):
                 not on the parameters' device, or with ``use_cache`` it does not continue
                 the cached batch.
         """
-        x = check_like_parameters(check_tokens(x, self.d_in), self.W_query.weight)
+        x = check_tokens(x, self.d_in)
+        x = check_like_parameters(x, self.W_query.weight)
         xb = x if x.dim() == 3 else x.unsqueeze(0)  # (b, T, d_in): one sequence is a batch of 1
         b, num_tokens, _ = xb.shape
         keys = self.W_key(xb)  # (b, T, d_out)

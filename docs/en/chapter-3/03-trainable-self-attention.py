@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from attention_mechanisms import SelfAttention_v1, SelfAttention_v2
-from attention_mechanisms.checks import check_size, check_tokens
+from attention_mechanisms.checks import check_like_parameters, check_size, check_tokens
 from attention_mechanisms.plotting import show_attention
 
 tokens = ["Your", "journey", "starts", "with", "one", "step"]

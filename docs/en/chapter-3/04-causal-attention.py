@@ -11,7 +11,12 @@ import torch
 from torch import nn
 
 from attention_mechanisms import CausalAttention, SelfAttention_v2, causal_mask
-from attention_mechanisms.checks import check_dropout, check_size, check_tokens
+from attention_mechanisms.checks import (
+    check_dropout,
+    check_like_parameters,
+    check_size,
+    check_tokens,
+)
 from attention_mechanisms.plotting import show_attention
 
 tokens = ["Your", "journey", "starts", "with", "one", "step"]

@@ -20,6 +20,7 @@ from attention_mechanisms import (
 from attention_mechanisms.checks import (
     check_dropout,
     check_heads,
+    check_like_parameters,
     check_size,
     check_tokens,
 )
