@@ -4,7 +4,7 @@
 attention implementations (it is not part of `nox`: timings are not checks).
 
 Torch is large (750 MB installed, even as a CPU build), so it is installed once: every
-session that imports the package (tests, e2e, examples, docs, serve, bench) runs in one shared
+session that imports the package (tests, examples, docs, serve, bench) runs in one shared
 environment, `.nox/package`, filled by pip with the pins in constraints.txt (`lint` type-
 checks there too: mypy reads torch's types). `lint`, `pins`, `build` and `browser` install
 their other tools into small environments of their own, without torch.
@@ -38,7 +38,7 @@ import nox
 nox.needs_version = ">=2025.2.9"  # nox.project.dependency_groups
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["lint", "pins", "build", "tests", "e2e", "examples", "docs", "browser"]
+nox.options.sessions = ["lint", "pins", "build", "tests", "examples", "docs", "browser"]
 # Pins published only as source (no wheel for any Python): `pins` resolves them apart.
 SOURCE_ONLY = {"jieba": "pure Python, published as an sdist only"}
 
@@ -253,26 +253,16 @@ def tests(session: nox.Session) -> None:
     """Execute the stale chapters (`book execute`, side by side), then run the test suite and
     the docstring examples (pytest; extra args go to pytest).
 
-    All but the tests marked slow, which start attention-check's worker processes: `e2e`
-    runs those, right after this session in `nox`.
+    The tests marked slow start attention-check's worker processes: the installed command
+    over every notebook of tests/fixtures/check, and the limits that stop a worker (about
+    half a minute on two cores, most of it waiting for those limits, beside the others).
+    `nox -s tests -- -m "not slow"` leaves them out.
     """
     python = package_python(session)
     npm_ci(session)  # the typesetting tests run MathJax
     # The stale chapters, side by side, before the tests that read them (and `docs`).
     session.run(python, "-m", "book", "execute")
-    session.run(python, "-m", "pytest", "-m", "not slow", *PARALLEL, *session.posargs)
-
-
-@nox.session(venv_backend="none")
-def e2e(session: nox.Session) -> None:
-    """Run the tests marked slow, which start attention-check's worker processes (pytest).
-
-    The installed command over every notebook of tests/fixtures/check, the limits that stop
-    a worker, and the induction model trained again on another seed (about a minute and a
-    quarter on two cores, most of it that training).
-    """
-    python = package_python(session)
-    session.run(python, "-m", "pytest", "-m", "slow", *PARALLEL, *session.posargs)
+    session.run(python, "-m", "pytest", *PARALLEL, *session.posargs)
 
 
 @nox.session(venv_backend="none")

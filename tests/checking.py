@@ -1,8 +1,8 @@
 """Run learners' code through attention-check in this process (tests only).
 
-The command runs each notebook in a worker process of its own: Python starts and imports
-torch there, about two seconds a notebook on a 2-core machine, against a tenth of a second
-for the checks themselves. So the tests check here, in this process:
+The command runs each notebook in a worker process of its own, forked from a process that
+has imported torch, or a new Python where it cannot fork. So the tests check here, in this
+process, where they need no worker:
 
 - `check_source`: a percent-format source's cells and `analyse`, for the many small cases
   built from one correct notebook;
@@ -10,7 +10,7 @@ for the checks themselves. So the tests check here, in this process:
   worker's own `main` called here instead of in a new process.
 
 The real processes, and what only they can show (the total time limit, the memory limit,
-no input, the learner's folder), are tested by the tests marked ``slow`` (`nox -s e2e`),
+no input, the learner's folder), are tested by the tests marked ``slow``,
 among them the installed command over every notebook of tests/fixtures/check, whose reports
 must equal the ones made here.
 """

@@ -2,7 +2,7 @@
 
 The tests marked ``slow`` start the worker process: what they test is what that process
 gives (its folder, no input, the total time limit that kills it, the memory limit), so
-they cannot run in this one (`nox -s e2e` runs them).
+they cannot run in this one (`-m "not slow"` leaves them out).
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import os
 import sys
 import zipfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -91,7 +92,11 @@ def test_the_pin_is_unlabelled_so_any_build_of_that_release_satisfies_it():
     assert "+" not in PINNED
 
 
-def test_nox_runs_the_slow_tests_right_after_the_others():
-    # `tests` leaves out the tests marked slow (worker processes): `e2e` runs them, in `nox` too.
-    sessions = noxfile.nox.options.sessions
-    assert sessions[sessions.index("tests") + 1] == "e2e"
+def test_nox_runs_every_test_the_slow_ones_too_after_executing_the_chapters(monkeypatch):
+    runs = []
+    session = SimpleNamespace(posargs=[], run=lambda *args, **kwargs: runs.append(args))
+    monkeypatch.setattr(noxfile, "package_python", lambda session: "python")
+    monkeypatch.setattr(noxfile, "npm_ci", lambda session: None)
+    assert "tests" in noxfile.nox.options.sessions
+    noxfile.tests.func(session)
+    assert runs == [("python", "-m", "book", "execute"), ("python", "-m", "pytest", "-n", "auto")]

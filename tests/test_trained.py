@@ -97,17 +97,21 @@ def test_the_model_is_the_one_its_chapter_trained_and_exported(monkeypatch, tmp_
     chapter = tmp_path / "trains.py"
     chapter.write_text(
         "# %%\nimport torch\nfrom attention_mechanisms.induction import AttentionOnlyTransformer\n"
-        '\n# %% export="model"\ntorch.manual_seed(3)\n'
-        "model = AttentionOnlyTransformer(8, 5, d_model=4, num_heads=2, num_layers=1)\n",
+        '\n# %% export="model losses"\ntorch.manual_seed(3)\n'
+        "model = AttentionOnlyTransformer(8, 5, d_model=4, num_heads=2, num_layers=1)\n"
+        "losses = [2.5, 0.25]\n",
         encoding="utf-8",
     )
     monkeypatch.setattr(trained, "CHAPTER", chapter)
     trained.model.cache_clear()
+    trained.exported.cache_clear()
     try:
-        found = trained.model()
+        found, losses = trained.model(), trained.exported()["losses"]
         notebook, ran = executor.execute(chapter)
     finally:
         trained.model.cache_clear()
+        trained.exported.cache_clear()
+    assert losses == [2.5, 0.25]
     torch.manual_seed(3)
     expected = AttentionOnlyTransformer(8, 5, d_model=4, num_heads=2, num_layers=1)
     assert found.state_dict().keys() == expected.state_dict().keys()
@@ -118,10 +122,11 @@ def test_the_model_is_the_one_its_chapter_trained_and_exported(monkeypatch, tmp_
     shutil.rmtree(notebook.parent)
 
 
-def test_an_export_that_names_no_variable_is_refused(tmp_path):
+@pytest.mark.parametrize("mark", ["", "model, losses", "1st", "model-2"])
+def test_an_export_that_names_no_variable_is_refused(tmp_path, mark):
     chapter = tmp_path / "bad.py"
-    chapter.write_text('# %% export="a model"\nx = 1\n', encoding="utf-8")
-    with pytest.raises(BookError, match=r'export= must name a variable, e\.g\. export="model"'):
+    chapter.write_text(f'# %% export="{mark}"\nx = 1\n', encoding="utf-8")
+    with pytest.raises(BookError, match='export= must name variables: export="model losses"'):
         executor.execute(chapter)
 
 

@@ -20,7 +20,7 @@ catalogs (``docs/<lang>/**/*.po``). One module per job:
 - `book.mkdocs_hooks` is the MkDocs hook (``hooks:`` in ``mkdocs.yml``): it only routes
   MkDocs' events to those modules;
 - `book.trained` is the playground's trained model: the one "What attention learns" trains,
-  which the executor saves (``export="model"``), as the file the page downloads;
+  which the executor saves (``export="model losses"``), as the file the page downloads;
 - `book.playground` gives the playground page its numbers from the package;
   `book.playground_check` holds its JavaScript to them in Node, and its default view to the
   chapters; `book.playground_html` is its markup;

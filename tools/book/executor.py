@@ -25,10 +25,10 @@ The rules:
   the notebook defines it. The cell is tagged ``include:<name>`` instead, so that the page
   can link to the full source in the API reference. Marked ``diff_from="<module>.<Name>"``
   too, it also gets the diff from that class as an output after execution (`book.changes`).
-- A code cell marked ``export="<name>"`` names a model that the build needs after the
-  chapter ran (the playground's trained model, `book.trained`): one more cell, run last and
-  kept out of the notebook, saves it beside the executed notebook (`exports_path`), so a
-  model is trained once per execution, never again by the build.
+- A code cell marked ``export="<name> ..."`` names what the build and the tests need after
+  the chapter ran (the trained model and its losses, `book.trained`): one more cell, run
+  last and kept out of the notebook, saves them beside the executed notebook
+  (`exports_path`), so a model is trained once per execution, never again.
 
 Messages name a cell by the line of its ``# %%`` marker in the chapter file.
 """
@@ -195,12 +195,15 @@ def exports_path(notebook: Path) -> Path:
 
 
 def _add_export(nb: nbformat.NotebookNode, chapter: Path, target: Path) -> bool:
-    """Append the cell that saves every model a cell marks ``export=``; whether there is one."""
-    names = [cell.metadata["export"] for cell in nb.cells if "export" in cell.metadata]
+    """Append the cell that saves every variable a cell marks ``export=``; whether there is one."""
+    marks = [cell.metadata["export"] for cell in nb.cells if "export" in cell.metadata]
+    names = [name for mark in marks for name in str(mark).split()]
+    if not all(isinstance(mark, str) and mark.split() for mark in marks) or not all(
+        name.isidentifier() for name in names
+    ):
+        raise BookError(f'{shown(chapter)}: export= must name variables: export="model losses"')
     if not names:
         return False
-    if not all(isinstance(name, str) and name.isidentifier() for name in names):
-        raise BookError(f'{shown(chapter)}: export= must name a variable, e.g. export="model"')
     target.parent.mkdir(parents=True, exist_ok=True)
     models = ", ".join(f"{name!r}: _plain({name})" for name in names)
     code = "import torch as _torch\nfrom book.trained import plain as _plain\n"

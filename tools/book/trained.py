@@ -1,9 +1,9 @@
 """The playground's trained model: the one that "What attention learns" trains, for the page.
 
 `model` is the model that the chapter trained in its one execution: its training cell marks
-it ``export="model"``, and the executor saves it (`plain`) beside the executed notebook, in
-``.cache/book/``, so the build trains it once, with the chapter, and again only when the
-chapter executes again. `export` is what the page downloads:
+it ``export="model losses"``, and the executor saves both (`plain`) beside the executed
+notebook, in ``.cache/book/``, so the build and the tests train it once, with the chapter,
+and again only when the chapter executes again (`exported`). `export` is what the page downloads:
 every tensor of its ``state_dict`` (the masks aside), in order, as one little-endian float32
 file, and `manifest` says where each tensor is in it. The page's JavaScript
 (``induction.js``) is held to the package by `book.playground_check`.
@@ -30,7 +30,7 @@ START = "^"  # how the page writes the start token, as `spell` does
 DEFAULT = "Kq7Zbx3" * 2
 
 
-def _config(model: AttentionOnlyTransformer) -> dict[str, int]:
+def _config(model: torch.nn.Module) -> dict[str, int]:
     first = model.blocks[0]
     return {
         "vocab_size": model.vocab_size,
@@ -46,25 +46,34 @@ def _tensors(model: AttentionOnlyTransformer) -> dict[str, torch.Tensor]:
     return {k: v for k, v in model.state_dict().items() if not k.endswith(".mask")}
 
 
-def plain(model: AttentionOnlyTransformer) -> dict:
-    """What `model` loads: the model's sizes and its weights (the chapter's export cell saves
-    this, `book.executor`; its class is the chapter's own copy, so the object itself is not
-    saved)."""
-    return {"config": _config(model), "state": model.state_dict()}
+def plain(value: object) -> object:
+    """What the chapter's export cell saves of ``value`` (`book.executor`): a model as its
+    sizes and weights (its class is the chapter's own copy, so the object is not saved),
+    anything else (the losses) as it is."""
+    if isinstance(value, torch.nn.Module):
+        return {"config": _config(value), "state": value.state_dict()}
+    return value
 
 
 @cache
-def model() -> AttentionOnlyTransformer:
-    """The model that the chapter trained in its one execution, marked ``export="model"``.
+def exported() -> dict:
+    """What the chapter's training cell exported, by name: ``model`` (`plain`), ``losses``.
 
-    Executing the chapter (or finding it cached) gives the model: the build never trains it
-    again. A cached execution from before the chapter exported it is executed again.
+    Executing the chapter (or finding it cached) gives them: nothing trains it again. A
+    cached execution from before the chapter exported them is executed again.
     """
     notebook, _ = execute(CHAPTER)
     if not exports_path(notebook).is_file():
         shutil.rmtree(notebook.parent)
         notebook, _ = execute(CHAPTER)
-    saved = torch.load(exports_path(notebook), weights_only=True)["model"]
+    saved: dict = torch.load(exports_path(notebook), weights_only=True)
+    return saved
+
+
+@cache
+def model() -> AttentionOnlyTransformer:
+    """The model that the chapter trained in its one execution (`exported`)."""
+    saved = exported()["model"]
     found = AttentionOnlyTransformer(**saved["config"])
     found.load_state_dict(saved["state"])
     return found.eval()

@@ -154,7 +154,7 @@ print(untrained(ids).shape)  # (batch, tokens, vocab_size): a score for every ne
 # models lost far more than the few predictions it settled. With the decay on writing, the
 # work stays with the two heads this page is about.
 
-# %% nondeterministic="the time depends on the machine that builds the site" export="model"
+# %% nondeterministic="the time depends on the machine that builds the site" export="model losses"
 start = time.perf_counter()
 model, losses = train_induction()
 print(f"{len(losses)} steps in {time.perf_counter() - start:.0f} s")
