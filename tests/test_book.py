@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import sys
 import textwrap
 import threading
@@ -102,11 +103,15 @@ def test_the_command_executes_chapters_side_by_side_into_the_same_cache(
     tmp_path, monkeypatch, capsys
 ):
     monkeypatch.setattr(translations, "ENGLISH", tmp_path)
-    first = write_chapter(tmp_path, "# %%\nprint('one')\n", "one.py")
-    second = write_chapter(tmp_path, "# %%\nprint('two')\n", "two.py")
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    threads = "import os\nprint(os.environ['OMP_NUM_THREADS'])\n"
+    first = write_chapter(tmp_path, f"# %%\nprint('one')\n{threads}", "one.py")
+    second = write_chapter(tmp_path, f"# %%\nprint('two')\n{threads}", "two.py")
     assert cli.main(["execute", "--jobs", "2", str(first), str(second)]) == 0
-    assert outputs_of(executor.executed_path(first)) == ["one\n"]
-    assert outputs_of(executor.executed_path(second)) == ["two\n"]
+    # Each kernel gets its share of the cores, so their threads do not compete.
+    share = f"{max(1, (os.cpu_count() or 1) // 2)}\n"
+    assert outputs_of(executor.executed_path(first)) == ["one\n" + share]
+    assert outputs_of(executor.executed_path(second)) == ["two\n" + share]
     assert "2 of 2 chapters executed" in capsys.readouterr().out
     assert cli.main(["execute", "--jobs", "2", str(first), str(second)]) == 0
     assert "0 of 2 chapters executed" in capsys.readouterr().out

@@ -34,21 +34,12 @@ class CausalAttention(nn.Module):
     ``.to(device)`` and ``.to(dtype)`` move it with the weights and ``state_dict()`` saves
     it; the book's checkpoints therefore load unchanged.
 
-    Shape notation:
-        - ``b``: batch size (optional)
-        - ``T``: number of tokens, at most ``context_length``
-        - ``d_in``, ``d_out``: input and output embedding sizes
-
     Args:
         d_in: Size of each input embedding.
         d_out: Size of each query, key, value and output vector.
         context_length: Longest sequence the module accepts; sizes the mask.
         dropout: Probability in ``[0, 1)`` of zeroing each attention weight in training.
         qkv_bias: Give the three projections a bias term.
-
-    Raises:
-        TypeError: If a size is not an int or ``dropout`` is not a number.
-        ValueError: If a size is not positive or ``dropout`` is outside ``[0, 1)``.
 
     Example:
         >>> _ = torch.manual_seed(123)
@@ -86,11 +77,6 @@ class CausalAttention(nn.Module):
 
         Returns:
             Context vectors, ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
-
-        Raises:
-            TypeError: If ``x`` is not a floating-point tensor of the parameters' dtype.
-            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, it has
-                more than ``context_length`` tokens, or it is not on the parameters' device.
         """
         x = check_tokens(x, self.d_in, self.context_length)  # ([b,] T, d_in)
         x = check_like_parameters(x, self.W_query.weight)

@@ -159,11 +159,6 @@ class FusedMultiHeadAttention(nn.Module):
     causality, or, for several new tokens after a cache, a boolean ``(T, S + T)`` mask built
     per call; ``context_length`` only bounds the input.
 
-    Shape notation:
-        - ``b``: batch size (optional)
-        - ``T``: number of new tokens; ``S``: tokens already in the cache
-        - ``h``: ``num_heads``; ``d_head``: ``head_dim = d_out // num_heads``
-
     Args:
         d_in: Size of each input embedding.
         d_out: Size of the output, split evenly across the heads.
@@ -173,9 +168,7 @@ class FusedMultiHeadAttention(nn.Module):
         qkv_bias: Give the query, key and value projections a bias term.
 
     Raises:
-        TypeError: If a size is not an int or ``dropout`` is not a number.
-        ValueError: If a size is not positive, ``d_out`` is not divisible by ``num_heads``,
-            or ``dropout`` is outside ``[0, 1)``.
+        ValueError: If ``d_out`` is not divisible by ``num_heads``.
 
     Example:
         >>> _ = torch.manual_seed(123)
@@ -251,12 +244,10 @@ class FusedMultiHeadAttention(nn.Module):
             ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
 
         Raises:
-            TypeError: If ``x`` is not a floating-point tensor of the parameters' dtype.
-            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, it is
-                not on the parameters' device, the cached plus new tokens exceed
-                ``context_length``, ``x`` has another batch size than the keys in
-                ``kv_cache``, or ``kv_cache`` is given while the keys would require grad
-                (grad mode on, and ``x`` or the parameters requiring grad).
+            ValueError: If the cached plus new tokens exceed ``context_length``, ``x`` has
+                another batch size than the keys in ``kv_cache``, or ``kv_cache`` is given
+                while the keys would require grad (grad mode on, and ``x`` or the parameters
+                requiring grad).
         """
         cached_keys = None if kv_cache is None else kv_cache.keys  # (b, h, S, d_head)
         cached = 0 if cached_keys is None else cached_keys.shape[2]

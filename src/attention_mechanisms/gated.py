@@ -61,10 +61,7 @@ class GatedMultiHeadAttention(nn.Module):
         qkv_bias: Give the query, gate, key and value projections a bias term.
 
     Raises:
-        TypeError: If a size is not an int, ``dropout`` is not a number, or ``qkv_bias`` is
-            not a bool.
-        ValueError: If a size is not positive, ``d_out`` is not divisible by ``num_heads``,
-            or ``dropout`` is outside ``[0, 1)``.
+        ValueError: If ``d_out`` is not divisible by ``num_heads``.
 
     Example:
         >>> attn = GatedMultiHeadAttention(8, 8, context_length=6, dropout=0.0, num_heads=2)
@@ -110,12 +107,6 @@ class GatedMultiHeadAttention(nn.Module):
 
         Returns:
             ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
-
-        Raises:
-            TypeError: If ``x`` is not a floating-point tensor of the parameters' dtype.
-            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, it
-                has more than ``context_length`` tokens, or it is not on the parameters'
-                device.
         """
         x = check_tokens(x, self.d_in, self.context_length)
         x = check_like_parameters(x, self.W_query.weight)
@@ -165,10 +156,6 @@ class GatedDeltaNet(nn.Module):
     by token gives what one call on the whole sequence gives, and the cache never grows
     (``ptr_current_pos`` counts the tokens it has seen).
 
-    Shape notation:
-        - ``b``: batch size (optional); ``T``: number of new tokens
-        - ``h``: ``num_heads``; ``d_head``: ``d_out // num_heads``
-
     Args:
         d_in: Size of each input embedding.
         d_out: Size of the output, split evenly across the heads.
@@ -178,10 +165,7 @@ class GatedDeltaNet(nn.Module):
         qkv_bias: Give the query, key and value projections a bias term.
 
     Raises:
-        TypeError: If a size is not an int, ``dropout`` is not a number, or ``qkv_bias`` is
-            not a bool.
-        ValueError: If a size is not positive, ``d_out`` is not divisible by ``num_heads``,
-            or ``dropout`` is outside ``[0, 1)``.
+        ValueError: If ``d_out`` is not divisible by ``num_heads``.
 
     Example:
         >>> layer = GatedDeltaNet(8, 8, dropout=0.0, num_heads=2)
@@ -233,11 +217,7 @@ class GatedDeltaNet(nn.Module):
             ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
 
         Raises:
-            TypeError: If ``x`` is not a floating-point tensor of the parameters' dtype, or
-                ``use_cache`` is not a bool.
-            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, it is
-                not on the parameters' device, or with ``use_cache`` its batch size is not
-                the cached one.
+            ValueError: If, with ``use_cache``, the batch size of ``x`` is not the cached one.
         """
         x = check_tokens(x, self.d_in)
         x = check_like_parameters(x, self.W_query.weight)

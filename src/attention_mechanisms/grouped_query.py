@@ -56,9 +56,7 @@ class GroupedQueryAttention(nn.Module):
     results carry over bit for bit.
 
     Shape notation:
-        - ``b``: batch size (optional); ``T``: number of new tokens
-        - ``S``: number of keys attended to (``T``, plus the cached tokens with ``use_cache``)
-        - ``h``: ``num_heads``; ``g``: ``num_kv_groups``; ``d_head``: ``d_out // num_heads``
+        - ``g``: ``num_kv_groups``, the key-value heads
 
     Args:
         d_in: Size of each input embedding.
@@ -72,11 +70,8 @@ class GroupedQueryAttention(nn.Module):
             in every class of the package, so pass ``dtype`` by name.
 
     Raises:
-        TypeError: If a size is not an int, ``dropout`` is not a number, or ``qkv_bias`` is
-            not a bool.
-        ValueError: If a size is not positive, ``d_out`` is not divisible by ``num_heads``,
-            ``num_heads`` is not divisible by ``num_kv_groups``, or ``dropout`` is outside
-            ``[0, 1)``.
+        ValueError: If ``d_out`` is not divisible by ``num_heads``, or ``num_heads`` by
+            ``num_kv_groups``.
 
     Example:
         >>> gqa = GroupedQueryAttention(4096, 4096, 0.0, num_heads=32, num_kv_groups=8)
@@ -123,18 +118,11 @@ class GroupedQueryAttention(nn.Module):
             use_cache: Append this call's keys and values to the cache and attend to all of
                 them; ``False`` empties the cache and attends within ``x`` alone.
 
-        Generate under ``torch.no_grad()``: otherwise the cache also keeps the autograd
-        graph of every step that filled it, as the bonus code's does.
-
         Returns:
             ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
 
         Raises:
-            TypeError: If ``x`` is not a floating-point tensor of the parameters' dtype, or
-                ``use_cache`` is not a bool.
-            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, it is
-                not on the parameters' device, or with ``use_cache`` it does not continue
-                the cached batch.
+            ValueError: If, with ``use_cache``, ``x`` does not continue the cached batch.
         """
         x = check_tokens(x, self.d_in)
         x = check_like_parameters(x, self.W_query.weight)

@@ -143,7 +143,6 @@ class AttentionOnlyTransformer(nn.Module):
     which the model reads but never predicts.
 
     Shape notation:
-        - ``b``: batch size; ``T``: number of tokens, at most ``context_length``
         - ``V``: ``vocab_size``
 
     Args:

@@ -50,9 +50,7 @@ class MultiHeadLatentAttention(nn.Module):
     ``W_UK``, ``W_UV``, ``out_proj``), so seeded results carry over bit for bit.
 
     Shape notation:
-        - ``b``: batch size (optional); ``T``: number of new tokens
-        - ``S``: number of keys attended to (``T``, plus cached tokens with ``use_cache``)
-        - ``h``: ``num_heads``; ``d_head``: ``d_out // num_heads``; ``r``: ``latent_dim``
+        - ``r``: ``latent_dim``
 
     Args:
         d_in: Size of each input embedding.
@@ -65,10 +63,7 @@ class MultiHeadLatentAttention(nn.Module):
             ``max(16, d_out // 8)``, as the bonus material does.
 
     Raises:
-        TypeError: If a size is not an int, ``dropout`` is not a number, or ``qkv_bias`` is
-            not a bool.
-        ValueError: If a size is not positive, ``d_out`` is not divisible by ``num_heads``,
-            or ``dropout`` is outside ``[0, 1)``.
+        ValueError: If ``d_out`` is not divisible by ``num_heads``.
 
     Example:
         >>> mla = MultiHeadLatentAttention(768, 768, 0.0, num_heads=12)
@@ -114,18 +109,11 @@ class MultiHeadLatentAttention(nn.Module):
             use_cache: Append this call's latents to the cache and attend to all cached
                 tokens; ``False`` empties the cache and attends within ``x`` alone.
 
-        Generate under ``torch.no_grad()``: otherwise the cache also keeps the autograd
-        graph of every step that filled it, as the bonus code's does.
-
         Returns:
             ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
 
         Raises:
-            TypeError: If ``x`` is not a floating-point tensor of the parameters' dtype, or
-                ``use_cache`` is not a bool.
-            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, it is
-                not on the parameters' device, or with ``use_cache`` it does not continue
-                the cached batch.
+            ValueError: If, with ``use_cache``, ``x`` does not continue the cached batch.
         """
         x = check_tokens(x, self.d_in)
         x = check_like_parameters(x, self.W_query.weight)

@@ -44,11 +44,6 @@ class MultiHeadAttentionWrapper(nn.Module):
     has ``d_out * num_heads`` features: to get ``k`` output features from ``h`` heads, pass
     ``d_out = k / h``.
 
-    Shape notation:
-        - ``b``: batch size (optional)
-        - ``T``: number of tokens, at most ``context_length``
-        - ``h``: ``num_heads``
-
     Args:
         d_in: Size of each input embedding.
         d_out: Output size of **each** head.
@@ -56,10 +51,6 @@ class MultiHeadAttentionWrapper(nn.Module):
         dropout: Probability in ``[0, 1)`` of zeroing each attention weight in training.
         num_heads: Number of heads, ``h``.
         qkv_bias: Give the projections a bias term.
-
-    Raises:
-        TypeError: If a size is not an int or ``dropout`` is not a number.
-        ValueError: If a size is not positive or ``dropout`` is outside ``[0, 1)``.
 
     Example:
         >>> mha = MultiHeadAttentionWrapper(3, 2, context_length=6, dropout=0.0, num_heads=2)
@@ -91,11 +82,6 @@ class MultiHeadAttentionWrapper(nn.Module):
 
         Returns:
             ``(T, h * d_out)`` or ``(b, T, h * d_out)`` to match ``x``.
-
-        Raises:
-            TypeError: If ``x`` is not a floating-point tensor of the parameters' dtype.
-            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, it has
-                more than ``context_length`` tokens, or it is not on the parameters' device.
         """
         return torch.cat([head(x) for head in self.heads], dim=-1)
 
@@ -125,11 +111,6 @@ class MultiHeadAttention(nn.Module):
     ``state_dict``s carry over. At GPT-2 small's size (``d_in = d_out = 768``,
     12 heads, no QKV bias) it has 2,360,064 parameters.
 
-    Shape notation:
-        - ``b``: batch size (optional)
-        - ``T``: number of tokens, at most ``context_length``
-        - ``h``: ``num_heads``; ``d_head``: ``head_dim = d_out // num_heads``
-
     Args:
         d_in: Size of each input embedding.
         d_out: Size of the output, split evenly across the heads.
@@ -140,9 +121,7 @@ class MultiHeadAttention(nn.Module):
             always has one).
 
     Raises:
-        TypeError: If a size is not an int or ``dropout`` is not a number.
-        ValueError: If a size is not positive, ``d_out`` is not divisible by ``num_heads``,
-            or ``dropout`` is outside ``[0, 1)``.
+        ValueError: If ``d_out`` is not divisible by ``num_heads``.
 
     Example:
         >>> mha = MultiHeadAttention(768, 768, context_length=1024, dropout=0.0, num_heads=12)
@@ -186,11 +165,6 @@ class MultiHeadAttention(nn.Module):
 
         Returns:
             ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
-
-        Raises:
-            TypeError: If ``x`` is not a floating-point tensor of the parameters' dtype.
-            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, it has
-                more than ``context_length`` tokens, or it is not on the parameters' device.
         """
         x = check_tokens(x, self.d_in, self.context_length)
         x = check_like_parameters(x, self.W_query.weight)

@@ -40,18 +40,9 @@ class SelfAttention_v1(nn.Module):
     ``W_query``, ``W_key``, ``W_value``, so ``torch.manual_seed(123)`` reproduces its numbers.
     Each matrix has shape ``(d_in, d_out)`` and multiplies from the right: ``x @ W_query``.
 
-    Shape notation:
-        - ``b``: batch size (optional)
-        - ``T``: number of tokens
-        - ``d_in``, ``d_out``: input and output embedding sizes
-
     Args:
         d_in: Size of each input embedding.
         d_out: Size of each query, key, value and output vector.
-
-    Raises:
-        TypeError: If a size is not an int.
-        ValueError: If a size is not positive.
 
     Example:
         >>> _ = torch.manual_seed(123)
@@ -76,11 +67,6 @@ class SelfAttention_v1(nn.Module):
 
         Returns:
             Context vectors, ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
-
-        Raises:
-            TypeError: If ``x`` is not a floating-point tensor of the parameters' dtype.
-            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, or it
-                is not on the parameters' device.
         """
         x = check_tokens(x, self.d_in)  # ([b,] T, d_in)
         x = check_like_parameters(x, self.W_query)
@@ -103,19 +89,10 @@ class SelfAttention_v2(nn.Module):
     ``v2.W_query.weight.T`` into ``v1.W_query`` (and likewise for keys and values) makes the
     two classes agree, to rounding (without ``qkv_bias``, which v1 does not have).
 
-    Shape notation:
-        - ``b``: batch size (optional)
-        - ``T``: number of tokens
-        - ``d_in``, ``d_out``: input and output embedding sizes
-
     Args:
         d_in: Size of each input embedding.
         d_out: Size of each query, key, value and output vector.
         qkv_bias: Give the three projections a bias term.
-
-    Raises:
-        TypeError: If a size is not an int.
-        ValueError: If a size is not positive.
     """
 
     def __init__(self, d_in: int, d_out: int, qkv_bias: bool = False) -> None:
@@ -134,11 +111,6 @@ class SelfAttention_v2(nn.Module):
 
         Returns:
             Context vectors, ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
-
-        Raises:
-            TypeError: If ``x`` is not a floating-point tensor of the parameters' dtype.
-            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, or it
-                is not on the parameters' device.
         """
         x = check_tokens(x, self.d_in)  # ([b,] T, d_in)
         x = check_like_parameters(x, self.W_query.weight)

@@ -83,10 +83,6 @@ def query_scores_loop(query: Tensor, inputs: Tensor) -> Tensor:
     Returns:
         ``(num_tokens,)``: one score per input token.
 
-    Raises:
-        TypeError: If an argument is not a floating-point tensor.
-        ValueError: If the shapes do not match.
-
     Example:
         >>> inputs = torch.tensor([[1.0, 0.0], [0.5, 0.5]])
         >>> query_scores_loop(inputs[1], inputs)
@@ -112,10 +108,6 @@ def query_scores(query: Tensor, inputs: Tensor) -> Tensor:
 
     Returns:
         ``(num_tokens,)``.
-
-    Raises:
-        TypeError: If an argument is not a floating-point tensor.
-        ValueError: If the shapes do not match.
     """
     inputs = _check_inputs(inputs)
     query = _check_query(query, inputs)
@@ -132,10 +124,6 @@ def attention_scores_loop(inputs: Tensor) -> Tensor:
 
     Returns:
         ``(num_tokens, num_tokens)``; row ``i`` holds the scores of query ``i``.
-
-    Raises:
-        TypeError: If ``inputs`` is not a floating-point tensor.
-        ValueError: If ``inputs`` is not 2-D.
     """
     inputs = _check_inputs(inputs)
     num_tokens = inputs.shape[0]
@@ -154,10 +142,6 @@ def attention_scores(inputs: Tensor) -> Tensor:
 
     Returns:
         ``(num_tokens, num_tokens)``, equal to ``attention_scores_loop(inputs)`` to rounding.
-
-    Raises:
-        TypeError: If ``inputs`` is not a floating-point tensor.
-        ValueError: If ``inputs`` is not 2-D.
     """
     inputs = _check_inputs(inputs)
     return inputs @ inputs.T
@@ -175,9 +159,6 @@ def normalize_by_sum(scores: Tensor, dim: int = -1) -> Tensor:
 
     Returns:
         A tensor of the same shape.
-
-    Raises:
-        TypeError: If ``scores`` is not a floating-point tensor.
     """
     scores = check_floating("scores", scores)
     return scores / scores.sum(dim=dim, keepdim=True)
@@ -196,9 +177,6 @@ def softmax_naive(x: Tensor, dim: int = -1) -> Tensor:
 
     Returns:
         A tensor of the same shape.
-
-    Raises:
-        TypeError: If ``x`` is not a floating-point tensor.
 
     Example:
         >>> softmax_naive(torch.tensor([1.0, 2.0, 3.0]))
@@ -229,9 +207,6 @@ def softmax_stable(x: Tensor, dim: int = -1) -> Tensor:
     Returns:
         A tensor of the same shape.
 
-    Raises:
-        TypeError: If ``x`` is not a floating-point tensor.
-
     Example:
         >>> softmax_stable(torch.tensor([100.0, 0.0]))  # the true answer, e**-100 included
         tensor([1.0000e+00, 3.7835e-44])
@@ -252,9 +227,6 @@ def attention_weights(scores: Tensor) -> Tensor:
 
     Returns:
         Same shape; every row is non-negative and sums to 1 (to rounding).
-
-    Raises:
-        TypeError: If ``scores`` is not a floating-point tensor.
     """
     return softmax_stable(scores, dim=-1)
 
@@ -268,10 +240,6 @@ def context_vector(weights: Tensor, inputs: Tensor) -> Tensor:
 
     Returns:
         ``(d,)``.
-
-    Raises:
-        TypeError: If an argument is not a floating-point tensor.
-        ValueError: If the shapes do not match.
     """
     inputs = _check_inputs(inputs)
     weights = _check_weights(weights, inputs, dims=1)
@@ -293,10 +261,6 @@ def context_vectors(weights: Tensor, inputs: Tensor) -> Tensor:
 
     Returns:
         ``(num_tokens, d)``.
-
-    Raises:
-        TypeError: If an argument is not a floating-point tensor.
-        ValueError: If the shapes do not match.
     """
     inputs = _check_inputs(inputs)
     weights = _check_weights(weights, inputs, dims=2)
@@ -311,9 +275,5 @@ def simplified_self_attention(inputs: Tensor) -> Tensor:
 
     Returns:
         ``(num_tokens, d)``: one context vector per token.
-
-    Raises:
-        TypeError: If ``inputs`` is not a floating-point tensor.
-        ValueError: If ``inputs`` is not 2-D.
     """
     return context_vectors(attention_weights(attention_scores(inputs)), inputs)

@@ -53,11 +53,6 @@ class MultiHeadAttentionWithSWA(nn.Module):
     as the bonus material's model does to make some of its layers global, but not while the
     cache holds tokens.
 
-    Shape notation:
-        - ``b``: batch size (optional); ``T``: number of new tokens
-        - ``S``: number of keys attended to (``T``, plus cached tokens with ``use_cache``)
-        - ``h``: ``num_heads``; ``d_head``: ``d_out // num_heads``
-
     Args:
         d_in: Size of each input embedding.
         d_out: Size of the output, split evenly across the heads.
@@ -69,11 +64,8 @@ class MultiHeadAttentionWithSWA(nn.Module):
             no window.
 
     Raises:
-        TypeError: If a size is not an int, ``dropout`` is not a number, or ``qkv_bias`` is
-            not a bool.
-        ValueError: If a size is not positive (a window below 1 included), ``d_out`` is not
-            divisible by ``num_heads``, or ``dropout`` is outside ``[0, 1)``; or if the window
-            is changed while the cache holds tokens.
+        ValueError: If ``d_out`` is not divisible by ``num_heads``, or the window is changed
+            while the cache holds tokens.
 
     Example:
         >>> swa = MultiHeadAttentionWithSWA(8, 8, 0.0, num_heads=2, sliding_window_size=3)
@@ -133,18 +125,11 @@ class MultiHeadAttentionWithSWA(nn.Module):
             use_cache: Attend to the cached keys and values too, then keep the last
                 ``sliding_window_size`` of them; ``False`` empties the cache.
 
-        Generate under ``torch.no_grad()``: otherwise the cache also keeps the autograd
-        graph of every step that filled it, as the bonus code's does.
-
         Returns:
             ``(T, d_out)`` or ``(b, T, d_out)`` to match ``x``.
 
         Raises:
-            TypeError: If ``x`` is not a floating-point tensor of the parameters' dtype, or
-                ``use_cache`` is not a bool.
-            ValueError: If ``x`` is not 2-D or 3-D, its last dimension is not ``d_in``, it is
-                not on the parameters' device, or with ``use_cache`` it does not continue
-                the cached batch.
+            ValueError: If, with ``use_cache``, ``x`` does not continue the cached batch.
         """
         x = check_tokens(x, self.d_in)
         x = check_like_parameters(x, self.W_query.weight)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -98,19 +99,37 @@ def _switch(page, language: str) -> None:
     page.locator(f"a.md-select__link[hreflang={language}]").click()
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
+def every_switch_once(languages: list[str]) -> list[str]:
+    """Languages in the order that switches from each one to each other one exactly once,
+    from the first back to it: a walk through every edge of the complete directed graph."""
+    left = {language: [o for o in languages if o != language] for language in languages}
+    path, walk = [languages[0]], []
+    while path:  # Hierholzer's algorithm
+        if left[path[-1]]:
+            path.append(left[path[-1]].pop())
+        else:
+            walk.append(path.pop())
+    return walk[::-1]
+
+
+def test_the_walk_switches_between_every_two_languages_both_ways():
+    walk = every_switch_once(LANGUAGES)
+    switches = list(itertools.pairwise(walk))
+    assert sorted(switches) == [(a, b) for a in LANGUAGES for b in LANGUAGES if a != b]
+
+
 @pytest.mark.parametrize("path", ["", CHAPTER, "chapter-3/check-your-code/"])
-def test_the_switcher_keeps_the_reader_on_the_same_page(context, base_url, language, path):
+def test_the_switcher_keeps_the_reader_on_the_same_page(context, base_url, path):
+    """From every language to every other one, by the switcher; Back returns, as it should."""
+    walk = every_switch_once(LANGUAGES)
     page = context.new_page()
-    page.goto(f"{base_url}{language}/{path}")
-    for other in LANGUAGES:
-        if other == language:
-            continue
-        _switch(page, other)
-        page.wait_for_url(f"{base_url}{other}/{path}")
-        assert page.evaluate("document.documentElement.lang") == other
-        page.go_back()
+    page.goto(f"{base_url}{walk[0]}/{path}")
+    for language in walk[1:]:
+        _switch(page, language)
         page.wait_for_url(f"{base_url}{language}/{path}")
+        assert page.evaluate("document.documentElement.lang") == language
+    page.go_back()
+    page.wait_for_url(f"{base_url}{walk[-2]}/{path}")
 
 
 def test_from_the_english_api_reference_the_switcher_leads_home(context, base_url):
