@@ -82,13 +82,15 @@ IMAGES = """() => Array.from(document.images).map((image) => ({
 def tab(browser):
     """The one tab in which this process visits every page, each as a reader's first visit.
 
-    A new tab for each page took twice the CPU time of the visit itself; the cache is off
-    instead, so each load still fetches every file from the server.
+    A new tab for each page took twice the CPU time of the visit itself; the cache is
+    emptied before each page and turned off, so each load fetches every file whole.
     """
     context = browser.new_context()
     page = context.new_page()
-    context.new_cdp_session(page).send("Network.setCacheDisabled", {"cacheDisabled": True})
-    yield page
+    session = context.new_cdp_session(page)  # its settings last as long as it does
+    session.send("Network.setCacheDisabled", {"cacheDisabled": True})
+    yield page, session
+    session.detach()
     context.close()
 
 
@@ -136,8 +138,9 @@ def recording(page):
 
 @pytest.mark.parametrize("path", site_pages(), ids=lambda p: p or "home")
 def test_page(tab, base_url, screenshots, request, record_property, path):
-    page = tab
+    page, session = tab
     page.set_viewport_size({"width": 1280, "height": 900})
+    session.send("Network.clearBrowserCache")  # nothing left to revalidate (a 304)
     with recording(page) as record:
         response = page.goto(base_url + path)
     assert response.status == 200
@@ -149,6 +152,8 @@ def test_page(tab, base_url, screenshots, request, record_property, path):
     assert record["failed"] == [], "failed requests"
     bad = [f"{r.status} {r.url}" for r in record["responses"] if r.status >= 400]
     assert bad == [], "error responses"
+    cached = [r.url for r in record["responses"] if r.status == 304 or r.from_service_worker]
+    assert cached == [], "a first visit gets every file whole, none from a cache"
     assert size <= PAGE_LIMIT, f"a cold load transfers {size:,} bytes"
     math_code = [r.url for r in record["responses"] if re.search("mathjax|katex", r.url, re.I)]
     assert math_code == [], "math is typeset at build time: no page loads math code"
