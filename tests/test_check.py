@@ -27,7 +27,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from checking import failures, in_this_process, message, needs_alarm
+from checking import check_source, failures, in_this_process, message, needs_alarm
 
 from attention_mechanisms.check.checks import CHECKS
 from attention_mechanisms.check.cli import check_file, main
@@ -285,6 +285,16 @@ ALSO = {
 
 def test_every_mistake_has_a_case():
     assert set(MISTAKES) == {p.name for p in (FIXTURES / "mistakes").iterdir()}
+
+
+@pytest.mark.parametrize("buffer", ["mask", "hide"])
+def test_more_tokens_than_the_notebooks_mask_name_that_mask(buffer):
+    """Whatever the module's own mask is called, the message names the notebook's."""
+    source = (FIXTURES / "mistakes" / "causal_global_mask.py").read_text(encoding="utf-8")
+    source = source.replace('register_buffer("mask"', f'register_buffer("{buffer}"')
+    text = message(check_source(source, "en"), "CausalAttention", "runs")
+    assert "forward reads mask_simple, a (6, 6) mask of the notebook's" in text, text
+    assert "self.mask" not in text
 
 
 @pytest.mark.parametrize("name", MISTAKES)

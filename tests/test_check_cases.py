@@ -256,8 +256,8 @@ CAUSES = {
     ),
     "a global 6x6 mask, at runs": (
         "runs",
-        "forward uses a mask of the notebook's, made for "
-        "fewer tokens, instead of the module's own self.mask",
+        "forward reads mask, a (6, 6) mask of the notebook's, made for fewer tokens than "
+        "these, instead of a mask the module registers itself",
     ),
     "dropout on the scores, before the mask": (
         "dropout",

@@ -9,7 +9,7 @@ from bs4 import BeautifulSoup
 from mkdocs.exceptions import PluginError
 
 from book import mkdocs_hooks
-from book.page import PageError, PageInfo, anchors, edit
+from book.page import PageError, PageInfo, anchors, edit, with_code
 
 WORDS = {
     "source": "Full source, with docstrings: {name} in the API reference.",
@@ -145,6 +145,19 @@ def test_translated_headings_get_anchors_from_their_own_words():
     assert anchors(titles) == ["练习", "练习-32返回", "练习-32返回_1", "x-and-y"]
     with pytest.raises(PageError, match="2 headings but 1 contents entries"):
         edited('<h1 id="a">练习</h1><h2 id="b">练习</h2>', language="zh", titles=("练习",))
+
+
+def test_a_heading_with_code_keeps_the_code_in_its_contents_entry_and_anchor():
+    # mkdocs-jupyter's contents entry for the second heading lost its code.
+    content = (
+        '<h2 id="a">Masks<a class="anchor-link" href="#a">\u00b6</a></h2>'
+        '<h3 id="b">完整的 <code>MultiHeadAttention</code> 类'
+        '<a class="anchor-link" href="#b">\u00b6</a></h3>'
+    )
+    titles = with_code(content, ("Masks", "完整的 类"))
+    assert titles == ("Masks", "完整的 MultiHeadAttention 类")
+    assert anchors(titles) == ["masks", "完整的-multiheadattention-类"]
+    assert with_code(content, ("Masks",)) == ("Masks",)  # counts differ: _heading_ids says so
 
 
 def test_the_switcher_leads_to_the_same_page_except_from_the_reference():

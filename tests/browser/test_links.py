@@ -1,19 +1,24 @@
-"""No broken internal link or anchor anywhere in the built site (no browser needed)."""
+"""No broken internal link or anchor anywhere in the built site, nor in attention-check's
+messages (no browser needed)."""
 
 from __future__ import annotations
 
 import posixpath
+import tomllib
 from html.parser import HTMLParser
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from browsing import SITE
+from browsing import LANGUAGES, ROOT, SITE
+
+MESSAGES = ROOT / "src" / "attention_mechanisms" / "check" / "messages"
 
 
 class _Collector(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.ids: set[str] = set()
+        self.headings: set[str] = set()  # the ids of h1 to h6
         self.links: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -21,6 +26,8 @@ class _Collector(HTMLParser):
         for key in ("id", "name"):
             if values.get(key):
                 self.ids.add(values[key])
+        if tag in ("h1", "h2", "h3", "h4", "h5", "h6") and values.get("id"):
+            self.headings.add(values["id"])
         if tag == "a" and values.get("href"):
             self.links.append(values["href"])
         if tag in ("img", "script") and values.get("src"):
@@ -67,3 +74,19 @@ def test_every_internal_link_and_anchor_resolves():
                 broken.append(f"{source}: {link} (no anchor #{parts.fragment} in {target})")
     assert checked > 100
     assert broken == []
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_checker_link_lands_on_a_heading_of_that_languages_page(language):
+    """attention-check's "(see ...)" links, as the built page writes its headings' anchors
+    (a heading with code in it too)."""
+    if not (SITE / "index.html").exists():
+        pytest.fail("site/ is not built: run `nox -s docs` first", pytrace=False)
+    catalogue = tomllib.loads((MESSAGES / f"{language}.toml").read_text(encoding="utf-8"))
+    missing = []
+    for topic, target in catalogue["links"].items():
+        page, _, anchor = target.partition("#")
+        headings = parse(SITE / language / "chapter-3" / page / "index.html").headings
+        if anchor not in headings:
+            missing.append(f"{topic}: {target}")
+    assert catalogue["links"] and missing == []

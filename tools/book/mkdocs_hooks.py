@@ -28,7 +28,7 @@ from mkdocs.structure.nav import Link
 from mkdocs.structure.toc import AnchorLink
 
 from book import ROOT, BookError, links, notebook_html, playground_html, render, site_pages
-from book.page import PageError, PageInfo, anchors
+from book.page import PageError, PageInfo, anchors, with_code
 from book.typeset import TypesetError
 
 log = logging.getLogger("mkdocs.hooks.book")
@@ -143,7 +143,7 @@ def _toc_items(items: list[AnchorLink]) -> list[AnchorLink]:
 def on_page_content(html, page, config, files):
     """Present the page (`book.render`); the search index is built from the result."""
     items = _toc_items(list(page.toc))
-    info = _info(page, config, files, tuple(item.title for item in items))
+    info = _info(page, config, files, with_code(html, tuple(item.title for item in items)))
     try:
         html, titles, warnings = presenter().present(html, info, CACHE / "pages" / language(config))
     except (notebook_html.NotebookHTMLError, PageError, TypesetError) as error:

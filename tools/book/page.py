@@ -62,6 +62,26 @@ class PageInfo:
         return self.language != links.ENGLISH
 
 
+def with_code(content: str, titles: tuple[str, ...]) -> tuple[str, ...]:
+    """The contents entries' ``titles``, each heading that holds inline code in its own
+    words: the entries that mkdocs-jupyter makes drop the code ("The `x` class" became
+    "The class", and so did its anchor)."""
+    headings = BeautifulSoup(content, "html.parser").find_all(_HEADINGS, id=True)
+    if len(headings) != len(titles):
+        return titles  # `_heading_ids` says so
+    return tuple(
+        _words(heading) if heading.find("code") else title
+        for heading, title in zip(headings, titles, strict=True)
+    )
+
+
+def _words(heading: Tag) -> str:
+    """A heading's text, without its permalink (nbconvert's or the theme's)."""
+    texts = heading.find_all(string=True)
+    permalink = ["headerlink", "anchor-link"]
+    return "".join(t for t in texts if not t.find_parent("a", class_=permalink)).strip()
+
+
 def anchors(titles: tuple[str, ...]) -> list[str]:
     """An anchor for each heading, from its title's words; repeated ones numbered."""
     used: set[str] = set()

@@ -154,8 +154,8 @@ print(context_vec_2)
 #   order: the same three draws as in 3.4.1, so the same seed gives the same matrices.
 #   `nn.Parameter` registers each matrix with the module, so `parameters()` and
 #   `state_dict()` see it.
-# - `forward` first checks `x` (`check_tokens`): a floating-point `(T, d_in)`, or a batch
-#   `(b, T, d_in)`.
+# - `forward` first checks `x`: a floating-point `(T, d_in)`, or a batch `(b, T, d_in)`
+#   (`check_tokens`), in the weights' dtype and on their device (`check_like_parameters`).
 # - `keys = x @ self.W_key`, and likewise the queries and values: one row per token, the
 #   matrix form of `x_2 @ W_key`.
 # - `attn_scores = queries @ keys.mT`: every $\omega_{ij}$ at once. `.mT` transposes the

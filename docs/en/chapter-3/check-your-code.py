@@ -218,8 +218,9 @@ show("id")
 #   skip  causal        tidak diperiksa: runs tidak lolos
 #
 # MultiHeadAttention
-#   pass  constructs    MultiHeadAttention(embedding_dim=4, head_count=2), dan pada 6 bentuk;
-#                       diperiksa dengan d_in = d_out, karena kelas ini memerlukannya
+#   pass  constructs    MultiHeadAttention(embedding_dim=4, head_count=2), dan berhasil dibangun pada
+#                       6 bentuk yang diuji; diperiksa dengan d_in = d_out, karena kelas ini
+#                       memerlukannya
 #   FAIL  runs          torch.Size tidak dapat dipanggil: shape(-1) seharusnya shape[-1] (TypeError:
 #                       'torch.Size' object is not callable (sel 4, baris 8: 'd_k = query.shape(-1)'))
 #                       (lihat

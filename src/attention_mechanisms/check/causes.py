@@ -156,12 +156,18 @@ def error_cause(failure: Failure) -> tuple[Message, str | None]:
         return at_probe(msg("cause_raised", cause=comma, error=text), failure), "trailing_comma"
     for recognises, key, topic in ERROR_CAUSES:
         if recognises(failure):
-            probe = failure.probe
-            sizes = {"tokens": probe.tokens, "d_in": probe.d_in, "d_out": probe.d_out,
-                     "num_heads": probe.num_heads, "wrong": probe.d_in // probe.num_heads,
-                     "right": probe.head_dim}  # fmt: skip
-            return at_probe(msg(key, error=text, **sizes), failure), topic
+            return at_probe(msg(key, error=text, **_details(failure)), failure), topic
     return at_probe(msg("error", error=text), failure), None
+
+
+def _details(failure: Failure) -> dict[str, object]:
+    """What the causes' messages may name: the probe's sizes, the notebook's mask."""
+    probe = failure.probe
+    masks = global_masks(failure.module) if failure.module is not None else []
+    mask, shape = masks[0] if masks else ("", ())
+    return {"tokens": probe.tokens, "d_in": probe.d_in, "d_out": probe.d_out,
+            "num_heads": probe.num_heads, "wrong": probe.d_in // probe.num_heads,
+            "right": probe.head_dim, "mask": mask, "shape": str(shape)}  # fmt: skip
 
 
 def at_probe(message: Message, failure: Failure) -> Message:
