@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from book import executor, expectations
+from book import executor, expectations, paths
 
 CHAPTERS = executor.chapters()
 # What a chapter may import: the package, what it needs, and the standard library.
@@ -52,7 +52,7 @@ def test_every_download_is_a_plain_notebook(chapter):
 def test_a_download_runs_top_to_bottom_in_a_fresh_kernel(tmp_path):
     """The multi-head chapter (its classes come from include cells), outputs cleared, run
     in a new kernel from an empty directory, prints what the page shows."""
-    page = downloaded(executor.DOCS / "en" / "chapter-3" / "05-multi-head-attention.py")
+    page = downloaded(paths.english() / "chapter-3" / "05-multi-head-attention.py")
     fresh = copy.deepcopy(page)
     for cell in fresh.cells:
         if cell.cell_type == "code":

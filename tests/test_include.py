@@ -11,7 +11,7 @@ from torch import nn
 
 import attention_mechanisms as am
 from attention_mechanisms import checks
-from book import BookError, include
+from book import BookError, include, paths
 
 SHOWN = [
     "attention_mechanisms.self_attention.SelfAttention_v1",
@@ -97,7 +97,7 @@ def test_a_long_signature_gets_one_argument_a_line(tmp_path, monkeypatch):
         ),
         encoding="utf-8",
     )
-    monkeypatch.setattr(include, "PACKAGE", package)
+    monkeypatch.setattr(paths, "PACKAGE", package)
     assert include.book_source("attention_mechanisms.wide.attend") == textwrap.dedent(
         """\
         def attend(
@@ -156,7 +156,7 @@ def test_decorators_nested_functions_and_every_kind_of_argument(tmp_path, monkey
         ),
         encoding="utf-8",
     )
-    monkeypatch.setattr(include, "PACKAGE", package)
+    monkeypatch.setattr(paths, "PACKAGE", package)
     assert include.book_source("attention_mechanisms.odd.Odd") == textwrap.dedent(
         """\
         class Odd(nn.Module):

@@ -14,13 +14,12 @@ import pytest
 from bs4 import BeautifulSoup
 from mkdocs_jupyter.convert import nb2html
 
-from book import ROOT, BookError, executor, mkdocs_hooks, notebook_html, typeset
+from book import ROOT, BookError, executor, mkdocs_hooks, notebook_html, paths, typeset
 
 
 @pytest.fixture(autouse=True)
 def private_caches(tmp_path, monkeypatch):
-    monkeypatch.setattr(executor, "CACHE", tmp_path / "cache")
-    monkeypatch.setattr(mkdocs_hooks, "CACHE", tmp_path / "site-cache")
+    monkeypatch.setattr(paths, "CACHE", tmp_path / "cache")
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from attention_mechanisms.induction import SYMBOLS, AttentionOnlyTransformer, train_induction
-from book import BookError, executor, playground, playground_check, trained
+from book import BookError, executor, paths, playground, playground_check, trained
 from book.playground_check import MODULE
 
 
@@ -94,7 +94,8 @@ def test_the_browser_tests_get_the_package_numbers_as_plain_json(small):
 
 
 def test_the_model_is_the_one_its_chapter_trained_and_exported(monkeypatch, tmp_path):
-    chapter = tmp_path / "trains.py"
+    chapter = tmp_path / "en" / trained.CHAPTER
+    chapter.parent.mkdir(parents=True)
     chapter.write_text(
         "# %%\nimport torch\nfrom attention_mechanisms.induction import AttentionOnlyTransformer\n"
         '\n# %% export="model losses"\ntorch.manual_seed(3)\n'
@@ -102,15 +103,14 @@ def test_the_model_is_the_one_its_chapter_trained_and_exported(monkeypatch, tmp_
         "losses = [2.5, 0.25]\n",
         encoding="utf-8",
     )
-    monkeypatch.setattr(trained, "CHAPTER", chapter)
-    trained.model.cache_clear()
-    trained.exported.cache_clear()
+    monkeypatch.setattr(paths, "DOCS", tmp_path)
+    monkeypatch.setattr(paths, "CACHE", tmp_path / "cache")
+    trained.forget()
     try:
         found, losses = trained.model(), trained.exported()["losses"]
         notebook, ran = executor.execute(chapter)
     finally:
-        trained.model.cache_clear()
-        trained.exported.cache_clear()
+        trained.forget()
     assert losses == [2.5, 0.25]
     torch.manual_seed(3)
     expected = AttentionOnlyTransformer(8, 5, d_model=4, num_heads=2, num_layers=1)

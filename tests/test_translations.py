@@ -10,7 +10,18 @@ import polib
 import pytest
 import yaml
 
-from book import ROOT, BookError, catalog, cli, compose, executor, links, source, translations
+from book import (
+    ROOT,
+    BookError,
+    catalog,
+    cli,
+    compose,
+    executor,
+    links,
+    paths,
+    source,
+    translations,
+)
 
 ENGLISH_CHAPTER = """
 # %% [markdown]
@@ -76,12 +87,9 @@ def write_catalog(path, table: dict[str, str]) -> None:
 def docs(tmp_path, monkeypatch):
     """A book of one chapter and one Markdown page, in English and in Vietnamese."""
     root = tmp_path / "docs"
-    for module in (catalog, translations):
-        monkeypatch.setattr(module, "DOCS", root)
-        monkeypatch.setattr(module, "ENGLISH", root / "en")
-    monkeypatch.setattr(translations, "ROOT", tmp_path)
-    monkeypatch.setattr(executor, "CACHE", tmp_path / "cache")
-    monkeypatch.setattr(compose, "CACHE", tmp_path / "composed")
+    monkeypatch.setattr(paths, "DOCS", root)
+    monkeypatch.setattr(paths, "CONFIG", tmp_path / "mkdocs.yml")
+    monkeypatch.setattr(paths, "CACHE", tmp_path / "cache")
     (tmp_path / "mkdocs.vi.yml").write_text("INHERIT: mkdocs.yml\n")
     write(root / "en" / "chapter-3" / "chapter.py", ENGLISH_CHAPTER)
     write(root / "en" / "index.md", "# Home\n\nThe [API](reference/index.md).\n")
@@ -302,16 +310,16 @@ def test_missing_and_extra_catalogs_are_reported(docs):
 # --------------------------------------------------------------------------- the book
 
 
-@pytest.mark.parametrize("language", translations.languages())
+@pytest.mark.parametrize("language", paths.translations())
 def test_every_language_has_a_current_catalog_for_every_page(language):
     status = translations.status(language)
     assert (status.missing, status.extra, status.problems) == ([], [], [])
     assert sum(status.behind.values()) == 0, status.behind
 
 
-@pytest.mark.parametrize("language", translations.languages())
+@pytest.mark.parametrize("language", paths.translations())
 def test_a_translation_holds_prose_only(language):
-    folder = translations.DOCS / language
+    folder = paths.DOCS / language
     assert sorted({path.suffix for path in folder.rglob("*") if path.is_file()}) == [".po"]
     code = {
         line.strip()
@@ -340,9 +348,9 @@ def _nav_files(nav) -> list[str]:
 def test_every_language_has_a_config_a_glossary_and_a_place_in_the_switcher():
     english = _config("mkdocs.yml")
     switcher = [entry["lang"] for entry in english["extra"]["languages"]]
-    assert sorted(switcher) == sorted(["en", *translations.languages()])
+    assert sorted(switcher) == sorted(["en", *paths.translations()])
     pages = [f for f in _nav_files(english["nav"]) if not f.startswith("reference/")]
-    for language in translations.languages():
+    for language in paths.translations():
         config = _config(f"mkdocs.{language}.yml")
         # Served from the folder beside English's, as site.py builds it.
         assert config["site_url"] == english["site_url"].removesuffix("en/") + f"{language}/"
@@ -362,7 +370,7 @@ def test_the_translations_command_lists_each_language(capsys):
     assert cli.main(["translations"]) == 0
     out = capsys.readouterr().out
     pages = len(translations.english_pages())
-    for language in translations.languages():
+    for language in paths.translations():
         assert f"{language}: {pages} of {pages} pages" in out
         assert "texts, 0 behind the English, 0 problem(s)" in out
 

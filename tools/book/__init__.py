@@ -3,10 +3,12 @@
 Chapters are Jupytext "percent" scripts (``docs/en/**/*.py``); translations are gettext
 catalogs (``docs/<lang>/**/*.po``). One module per job:
 
+- `book.paths` says where everything is, and the book's own language, once;
 - `book.source` reads and writes chapter sources: cells, metadata, stated outputs, lines;
 - `book.include` gives a package class as a chapter shows it (no docstrings, no hints);
 - `book.executor` executes a chapter into a notebook with outputs, cached under
-  ``.cache/book/``, and enforces the chapter rules (cells that must raise, include cells);
+  ``.cache/book/`` by `book.keys`, and enforces the chapter rules (cells that must raise,
+  include cells);
 - `book.checker` compares every output with the ``# Out:`` block its cell states, and runs
   the package's docstring examples the same way (`book.expectations` compares);
 - `book.catalog` cuts English pages into paragraphs and keeps their translations (PO);
@@ -28,6 +30,27 @@ catalogs (``docs/<lang>/**/*.po``). One module per job:
 - `book.cli` is the command line: ``python -m book execute | check [--update] | path |
   site | translations [--update] | playground-cases``.
 
+One chapter, from its source to its page (``python -m book site``, or ``nox -s docs``):
+
+1. `book.site.build` runs ``mkdocs build`` for English, then for each translation side by
+   side; the hook's ``on_files`` (`book.mkdocs_hooks`) asks `book.site_pages` for each page.
+2. `book.site_pages.english_chapter` has the chapter executed by `book.executor.execute`:
+   `book.keys.cache_key` parses the source (`book.source.read`, the one parse that every
+   later reader shares) and hashes it with the package, and the chapter executes only if
+   ``.cache/book/`` has no notebook under that key.
+3. It hands that notebook to `book.checker.check`, which holds every output to the source's
+   ``# Out:`` block (a difference is a warning, so the strict build fails), and to
+   `book.compose.notebook_path`, which gives the notebook the page shows.
+4. mkdocs-jupyter turns the notebook into HTML; ``on_page_content`` hands it to
+   `book.render.Presenter.present`: plain markup, links and marks, formulas typeset.
+5. `book.figures.externalize` moves each figure into a file beside its page.
+
+A translated chapter takes steps 2 and 3 from `book.site_pages.translated`:
+`book.translations.status` merges each of the language's catalogs with today's English once
+(`book.catalog.of_page`), and that catalog and the English notebook, found by `execute`,
+are handed to `book.translations.number_problems` and `book.compose.notebook_path`. Each
+language builds in a process of its own, so each process reads a chapter once.
+
 The package is installed editable into the documentation environment (``pip install -e
 tools``, which ``nox`` does), so every caller imports it the ordinary way.
 """
@@ -36,12 +59,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]  # the repository
-if not (ROOT / "mkdocs.yml").is_file():
-    raise ImportError(
-        f"book must be installed editable from the repository (pip install -e tools), so that "
-        f"it finds the book; it runs from {Path(__file__).parent}, outside any checkout"
-    )
+from book.paths import ROOT
+
+__all__ = ["ROOT", "BookError", "shown"]
 
 
 class BookError(RuntimeError):

@@ -28,10 +28,8 @@ from pathlib import Path
 
 import polib
 
-from book import ROOT, BookError, shown, source
+from book import BookError, paths, shown, source
 
-DOCS = ROOT / "docs"
-ENGLISH = DOCS / "en"
 FIGURE_TEXTS = ("caption", "alt")  # keyword arguments of a figure call: prose in code
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n+", re.S)
@@ -121,7 +119,7 @@ def units(english: Path) -> list[Unit]:
 
 def po_path(language: str, page: str) -> Path:
     """The catalog of ``page`` (relative to ``docs/en/``) in ``language``."""
-    return (DOCS / language / page).with_suffix(".po")
+    return (paths.DOCS / language / page).with_suffix(".po")
 
 
 def load(path: Path) -> polib.POFile:
@@ -162,7 +160,7 @@ def merged(catalog: polib.POFile, english: Path) -> polib.POFile:
     its ``previous_msgid``; a unit with neither is untranslated. Old entries that no unit
     took are kept at the end as obsolete (``#~``), so no translation is lost.
     """
-    where = english.relative_to(ENGLISH).as_posix()
+    where = english.relative_to(paths.english()).as_posix()
     old = {entry.msgid: entry for entry in catalog if entry.msgid}
     old.update({entry.msgid: entry for entry in catalog.obsolete_entries()})
     todo = {unit.text: unit for unit in units(english)}  # a repeated paragraph: one entry
@@ -185,6 +183,12 @@ def merged(catalog: polib.POFile, english: Path) -> polib.POFile:
         entry.obsolete, entry.occurrences = True, []
         result.append(entry)
     return result
+
+
+def of_page(language: str, page: str) -> polib.POFile:
+    """The catalog of ``page`` (relative to ``docs/en/``) in ``language``, `merged` with the
+    English of today."""
+    return merged(load(po_path(language, page)), paths.english() / page)
 
 
 def current(entry: polib.POEntry | None) -> bool:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import nbformat
 
-from book import BookError, expectations, lang, shown, source, translations
+from book import BookError, expectations, lang, paths, shown, source
 from book.executor import cell_lines, execute
 
 
@@ -36,7 +36,7 @@ class Report:
 
 
 def _pair_code_cells(
-    chapter: Path, nb: nbformat.NotebookNode, source_cells: list[source.Cell]
+    chapter: Path, nb: nbformat.NotebookNode, source_cells: tuple[source.Cell, ...]
 ) -> list[tuple[source.Cell, nbformat.NotebookNode]]:
     """Match the source's code cells with the executed notebook's, in order."""
     source_code = [cell for cell in source_cells if cell.is_code]
@@ -83,31 +83,34 @@ def _nondeterministic(report: Report, where: str, stated: source.Cell, reason: o
         report.nondeterministic.append(f"{where}: {reason}")
 
 
-def check(chapter: Path, source_text: str | None = None) -> Report:
+def check(chapter: Path, source_text: str | None = None, *, executed: Path | None = None) -> Report:
     """Compare every output of ``chapter`` with what its source states.
 
     Args:
         chapter: The chapter source file.
         source_text: Check these stated outputs instead of the file's (same code cells).
+        executed: Its executed notebook, from the caller's `execute` (else executed here).
     """
-    path, _ = execute(chapter)
-    nb = nbformat.read(path, as_version=4)
+    nb = nbformat.read(executed or execute(chapter)[0], as_version=4)
     report = Report(shown(chapter))
-    report.errors += lang.problems(chapter, translations.languages())
-    if source_text is None:
-        source_text = chapter.read_text(encoding="utf-8")
+    report.errors += lang.problems(chapter, paths.translations())
+    stated_cells = (
+        source.read(chapter) if source_text is None else source.parse(source_text, chapter)
+    ).cells
     outputs = []  # the outputs the English prose may quote
-    for stated, cell in _pair_code_cells(chapter, nb, source.parse(source_text, chapter).cells):
+    for stated, cell in _pair_code_cells(chapter, nb, stated_cells):
         where = f"{report.name}, line {stated.line}"
         actual = expectations.output_text(cell)
         if "nondeterministic" in cell.metadata:
             _nondeterministic(report, where, stated, cell.metadata["nondeterministic"])
             continue
-        if lang.shows(cell.metadata, lang.ENGLISH):
+        if lang.shows(cell.metadata, paths.ENGLISH):
             outputs.append(actual)
         _compare(report, where, stated, actual)
     code = tuple(
-        c.source for c in nb.cells if c.cell_type == "code" and lang.shows(c.metadata, lang.ENGLISH)
+        c.source
+        for c in nb.cells
+        if c.cell_type == "code" and lang.shows(c.metadata, paths.ENGLISH)
     )
     for cell, line in zip(nb.cells, cell_lines(chapter, nb), strict=True):
         if cell.cell_type != "markdown":
@@ -123,20 +126,21 @@ def check(chapter: Path, source_text: str | None = None) -> Report:
     return report
 
 
-def update(chapter: Path) -> bool:
-    """Rewrite the expected-output blocks of ``chapter`` from its execution.
+def update(chapter: Path, *, executed: Path | None = None) -> bool:
+    """Rewrite the expected-output blocks of ``chapter`` from its execution (``executed``, as
+    for `check`).
 
     Returns:
         Whether the file changed.
     """
-    path, _ = execute(chapter)
-    nb = nbformat.read(path, as_version=4)
+    nb = nbformat.read(executed or execute(chapter)[0], as_version=4)
     parsed = source.read(chapter)
-    for stated, cell in _pair_code_cells(chapter, nb, parsed.cells):
+    outputs = []
+    for _, cell in _pair_code_cells(chapter, nb, parsed.cells):
         actual = expectations.output_text(cell)
         nondeterministic = cell.metadata.get("nondeterministic") is not None
-        stated.expected = actual.splitlines() if actual and not nondeterministic else None
-    return parsed.write()
+        outputs.append(actual.splitlines() if actual and not nondeterministic else None)
+    return parsed.stating(outputs).write()
 
 
 class _NumericChecker(doctest.OutputChecker):
@@ -151,7 +155,7 @@ class _NumericChecker(doctest.OutputChecker):
         return f"  {detail}\n" + expectations.diff(example.want, got) + "\n"
 
 
-def check_docstrings(package: str = "attention_mechanisms") -> Report:
+def check_docstrings(package: str = paths.PACKAGE.name) -> Report:
     """Run every ``>>>`` example in the package, comparing outputs like the chapters do."""
     root = importlib.import_module(package)
     report = Report(f"docstrings of {package}")

@@ -14,28 +14,29 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from book import BookError, executor, shown, site, translations
+from book import BookError, paths, shown, site, translations
 from book.checker import check, check_docstrings, update
 from book.executor import chapters, execute
 
 
-def _numbers(language: str) -> list[str]:
+def _numbers(status: translations.Status, executed: dict[Path, Path]) -> list[str]:
     """Numbers that a language's chapters quote and that no output on their page prints."""
     problems = []
-    for page in translations.english_pages():
+    for page, merged in status.catalogs.items():
         if page.endswith(".py"):
-            executed, _ = execute(translations.ENGLISH / page)
-            problems += translations.number_problems(language, page, executed)
+            notebook = executed[paths.english() / page]
+            problems += translations.number_problems(status.language, page, notebook, merged)
     return problems
 
 
-def _translations(update: bool, numbers: bool = False) -> int:
+def _translations(update: bool, executed: dict[Path, Path] | None = None) -> int:
     """Report every language against the English; write the merged catalogs first if asked.
 
-    With ``numbers``, also hold each translated chapter's prose numbers to its outputs.
+    Given the ``executed`` chapters, also hold each translated chapter's prose numbers to
+    their outputs.
     """
     failed = False
-    for language in translations.languages():
+    for language in paths.translations():
         for path in translations.update(language) if update else []:
             print(f"{shown(path)}: merged with the English of today")
         status = translations.status(language)
@@ -48,7 +49,9 @@ def _translations(update: bool, numbers: bool = False) -> int:
         for page, count in behind.items():
             print(f"  behind: docs/en/{page}: {count} paragraph(s) (fuzzy or untranslated)")
         errors = [f"docs/{language}/{page} has no English page" for page in status.extra]
-        errors += status.problems + (_numbers(language) if numbers and not status.failed else [])
+        errors += status.problems
+        if executed is not None and not status.failed:
+            errors += _numbers(status, executed)
         for error in errors:
             print(f"error: {error}", file=sys.stderr)
         failed |= bool(errors)
@@ -72,12 +75,12 @@ def _playground() -> int:
     return 1 if problems else 0
 
 
-def _check_all(paths: list[Path], fix: bool) -> int:
+def _check_all(executed: dict[Path, Path], fix: bool) -> int:
     reports = []
-    for chapter in paths:
-        if fix and update(chapter):
+    for chapter, notebook in executed.items():
+        if fix and update(chapter, executed=notebook):
             print(f"{shown(chapter)}: expected outputs rewritten")
-        reports.append(check(chapter))
+        reports.append(check(chapter, executed=notebook))
     reports.append(check_docstrings())
     for report in reports:
         status = "ok" if not report.errors else f"{len(report.errors)} problem(s)"
@@ -109,15 +112,17 @@ def _path(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    code = _check_all(args.chapters or chapters(), fix=args.update)
+    """Each chapter executed (or found) once, its notebook handed to every check of it."""
+    executed = {chapter.resolve(): execute(chapter)[0] for chapter in args.chapters or chapters()}
+    code = _check_all(executed, fix=args.update)
     if args.chapters:
         return code
-    return max(code, _playground(), _translations(update=False, numbers=True))
+    return max(code, _playground(), _translations(update=False, executed=executed))
 
 
 def _site(args: argparse.Namespace) -> int:
     built = site.build(args.languages or None)
-    print(f"built {len(built)} languages into {shown(site.SITE)}")
+    print(f"built {len(built)} languages into {shown(paths.SITE)}")
     return 0
 
 
@@ -130,12 +135,12 @@ def _playground_cases(args: argparse.Namespace) -> int:
     return 0
 
 
-def _worker(folder: Path, threads: int) -> None:
+def _worker(cache: Path, threads: int) -> None:
     """A worker shares its parent's cache, however started, and gives its kernels its share
     of the cores: torch's threads in kernels side by side competed for the same cores (two
     jobs on two cores executed every chapter in 136 s with two threads each, in 75 s with
     one). ``OMP_NUM_THREADS``, if set, is kept."""
-    executor.CACHE = folder
+    paths.CACHE = cache
     os.environ.setdefault("OMP_NUM_THREADS", str(threads))
 
 
@@ -151,7 +156,7 @@ def _execute(args: argparse.Namespace) -> int:
     executed = 0
     jobs = max(1, min(args.jobs, len(todo)))
     threads = max(1, (os.cpu_count() or 1) // jobs)
-    with ProcessPoolExecutor(jobs, initializer=_worker, initargs=(executor.CACHE, threads)) as pool:
+    with ProcessPoolExecutor(jobs, initializer=_worker, initargs=(paths.CACHE, threads)) as pool:
         running = {pool.submit(_timed, chapter): chapter for chapter in todo}
         try:
             for done in as_completed(running):
@@ -218,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
 
     given = [*getattr(args, "chapters", []), *([args.chapter] if args.command == "path" else [])]
     for chapter in given:
-        if not chapter.resolve().is_relative_to(translations.ENGLISH):
+        if not chapter.resolve().is_relative_to(paths.english()):
             print(
                 f"error: {chapter}: only the English chapters (docs/en/) execute; a translation "
                 "shows their outputs",

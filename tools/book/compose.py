@@ -28,20 +28,18 @@ import nbformat
 import polib
 from bs4 import BeautifulSoup
 
-from book import ROOT, catalog, executor, lang
+from book import catalog, executor, lang, paths
 
 BEHIND = "<!-- book:behind -->"
-CACHE = ROOT / ".cache" / "translations"
 _PLACEHOLDER = re.compile(r"(\{[^{}]*\})")  # an f-string's {expression}, kept as a group
 
 
 class Translator:
     """The translations of one page in one language, merged with the English of today."""
 
-    def __init__(self, language: str, page: str) -> None:
+    def __init__(self, language: str, page: str, merged: polib.POFile | None = None) -> None:
         self.language = language
-        english = catalog.ENGLISH / page
-        self.catalog = catalog.merged(catalog.load(catalog.po_path(language, page)), english)
+        self.catalog = catalog.of_page(language, page) if merged is None else merged
         self.entries = {entry.msgid: entry for entry in self.catalog if not entry.obsolete}
         self.behind = 0  # paragraphs shown without a current translation
 
@@ -103,13 +101,16 @@ def _figures(code: str) -> list[dict[str, str]]:
     return figures
 
 
-def notebook(page: str, language: str, executed: Path) -> nbformat.NotebookNode:
-    """The page of chapter ``page`` in ``language``, from the English ``executed`` notebook."""
+def notebook(
+    page: str, language: str, executed: Path, merged: polib.POFile | None = None
+) -> nbformat.NotebookNode:
+    """The page of chapter ``page`` in ``language``, from the English ``executed`` notebook
+    and the page's ``merged`` catalog (`book.catalog.of_page` if not given)."""
     nb = nbformat.read(executed, as_version=4)
-    if language == lang.ENGLISH:
+    if language == paths.ENGLISH:
         nb.cells = lang.shown_cells(nb.cells, language)
         return nb
-    translator = Translator(language, page)
+    translator = Translator(language, page, merged)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = translator.markdown(cell.source)
@@ -123,27 +124,29 @@ def notebook(page: str, language: str, executed: Path) -> nbformat.NotebookNode:
     return nb
 
 
-def markdown(page: str, language: str) -> str:
-    """The Markdown page ``page`` in ``language``."""
-    english = catalog.markdown_body(catalog.ENGLISH / page)
-    return Translator(language, page).markdown(english) + "\n"
+def markdown(page: str, language: str, merged: polib.POFile | None = None) -> str:
+    """The Markdown page ``page`` in ``language`` (``merged`` as for `notebook`)."""
+    english = catalog.markdown_body(paths.english() / page)
+    return Translator(language, page, merged).markdown(english) + "\n"
 
 
-def notebook_path(page: str, language: str, executed: Path) -> Path:
+def notebook_path(
+    page: str, language: str, executed: Path, merged: polib.POFile | None = None
+) -> Path:
     """The composed notebook, written once into ``.cache/translations/`` and reused while the
     execution, the catalog and this tooling stay the same.
 
     An English page whose code cells all belong to every language is ``executed`` itself.
     """
-    if language == lang.ENGLISH and not lang.marked(catalog.ENGLISH / page):
+    if language == paths.ENGLISH and not lang.marked(paths.english() / page):
         return executed
     po = catalog.po_path(language, page)
     digest = hashlib.sha256(executed.read_bytes() + (po.read_bytes() if po.is_file() else b""))
     for module in (__file__, catalog.__file__, lang.__file__):
         digest.update(Path(module).read_bytes())
     digest.update(f"{polib.__version__} {nbformat.__version__}".encode())
-    folder = CACHE / language / Path(page).with_suffix("")
+    folder = paths.CACHE / "translations" / language / Path(page).with_suffix("")
     target = folder / digest.hexdigest()[:16] / Path(page).with_suffix(".ipynb").name
     if not target.exists():
-        executor.store(notebook(page, language, executed), target)
+        executor.store(notebook(page, language, executed, merged), target)
     return target

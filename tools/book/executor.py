@@ -1,17 +1,11 @@
 """Execute a chapter into a notebook with outputs, once per change, and enforce its rules.
 
-Each chapter is executed with nbclient into ``.cache/book/``, under a key made of
-
-- the chapter's source, without its expected-output blocks (editing an expectation does not
-  execute the chapter again; `book.checker` compares it with the cached outputs),
-- every file of ``src/attention_mechanisms/``,
-- this module, `book.source` and `book.include`, which decide what is executed,
-- the Python version and every installed distribution with its version (torch,
-  matplotlib, jupytext, ...),
-
-so a change to any of them executes the chapter again, and a rebuild with nothing changed
-executes nothing. The cached notebook is what the page shows and what the reader downloads:
-a plain nbformat 4 notebook, whatever the site does to present it.
+Each chapter is executed with nbclient into ``.cache/book/``, under its key
+(`book.keys.cache_key`: its source without the expected outputs, the package, the tooling
+that decides what executes, and the environment), so a change to any of them executes the
+chapter again, and a rebuild with nothing changed executes nothing. The cached notebook is
+what the page shows and what the reader downloads: a plain nbformat 4 notebook, whatever the
+site does to present it.
 
 The rules:
 
@@ -35,10 +29,8 @@ Messages name a cell by the line of its ``# %%`` marker in the chapter file.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import shutil
-import sys
 from pathlib import Path
 
 import nbformat
@@ -46,84 +38,46 @@ from filelock import FileLock
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from book import ROOT, BookError, changes, include, shown, source
+from book import BookError, changes, include, keys, paths, shown, source
 
-DOCS = ROOT / "docs"
-CACHE = ROOT / ".cache" / "book"
 CELL_TIMEOUT = 600  # seconds; the slowest cell (the benchmark chapter) stays well below
 
 
-def chapters(docs_dir: Path = DOCS / "en") -> list[Path]:
-    """Every chapter source under ``docs_dir``: all ``*.py`` files (MkDocs pages).
+def chapters() -> list[Path]:
+    """Every chapter source: the ``*.py`` pages of ``docs/en/``.
 
     Only the English chapters execute: a translation shows their outputs (`book.translations`).
     """
-    return sorted(p for p in docs_dir.rglob("*.py") if "overrides" not in p.parts)
+    return sorted(paths.english().rglob("*.py"))
 
 
-@functools.cache
-def environment() -> str:
-    """The Python version and every installed distribution, one ``name-version`` a line.
-
-    Read from the names of the ``*.dist-info`` folders on ``sys.path`` (which carry both),
-    not from their metadata files: the same facts, ten times faster.
-    """
-    folders = {
-        folder.name.removesuffix(".dist-info")
-        for entry in map(Path, sys.path)
-        if entry.is_dir()
-        for folder in entry.glob("*.dist-info")
-    }
-    python = f"python-{sys.version_info.major}.{sys.version_info.minor}"
-    return "\n".join([python, *sorted(folders)])
-
-
-def _package_file(path: Path) -> bool:
-    """A file of the package (its code and its data, such as the checker's messages), not
-    Python's bytecode cache."""
-    return path.is_file() and "__pycache__" not in path.parts
-
-
-def _hash_package(digest: hashlib._Hash) -> None:
-    """Every file of the package, by name and content, then the environment."""
-    for path in sorted(p for p in include.PACKAGE.rglob("*") if _package_file(p)):
-        digest.update(path.relative_to(include.PACKAGE).as_posix().encode())
-        digest.update(path.read_bytes())
-    digest.update(environment().encode())
-
-
-def cache_key(chapter: Path) -> str:
-    """Hash of everything that can change what the chapter shows (see the module doc)."""
-    digest = hashlib.sha256()
-    for module in (Path(__file__), *(Path(str(m.__file__)) for m in (source, include, changes))):
-        digest.update(module.read_bytes())
-    digest.update(source.without_expected(chapter).encode())
-    _hash_package(digest)
-    return digest.hexdigest()[:16]
+def cache() -> Path:
+    """Where executed chapters are kept: ``.cache/book/``."""
+    return paths.CACHE / "book"
 
 
 def _chapter_dir(chapter: Path) -> Path:
     chapter = chapter.resolve()
-    if chapter.is_relative_to(DOCS):
-        return CACHE / chapter.relative_to(DOCS).with_suffix("")
+    if chapter.is_relative_to(paths.DOCS):
+        return cache() / chapter.relative_to(paths.DOCS).with_suffix("")
     # A chapter outside docs/ (the tooling's own tests use some): one folder per path.
-    return CACHE / "other" / hashlib.sha256(str(chapter).encode()).hexdigest()[:16]
+    return cache() / "other" / hashlib.sha256(str(chapter).encode()).hexdigest()[:16]
 
 
 def executed_path(chapter: Path) -> Path:
     """Where the executed notebook of ``chapter`` is cached (it may not exist yet)."""
-    return _chapter_dir(chapter) / cache_key(chapter) / f"{chapter.stem}.ipynb"
+    return _chapter_dir(chapter) / keys.cache_key(chapter) / f"{chapter.stem}.ipynb"
 
 
 def cell_lines(chapter: Path, nb: nbformat.NotebookNode) -> list[int]:
     """The line of each cell's ``# %%`` marker in the chapter file, in notebook order."""
-    cells = source.read(chapter).cells
-    if len(cells) != len(nb.cells):
+    lines = source.read(chapter).lines
+    if len(lines) != len(nb.cells):
         raise BookError(
-            f"{shown(chapter)}: {len(cells)} '# %%' markers but {len(nb.cells)} notebook "
+            f"{shown(chapter)}: {len(lines)} '# %%' markers but {len(nb.cells)} notebook "
             "cells; does code come before the first marker?"
         )
-    return [cell.line for cell in cells]
+    return lines
 
 
 def _error_of(cell: nbformat.NotebookNode) -> tuple[str, str] | None:

@@ -25,9 +25,8 @@ import re
 import tokenize
 from pathlib import Path
 
-from book import ROOT, BookError, shown
+from book import BookError, paths, shown
 
-PACKAGE = ROOT / "src" / "attention_mechanisms"
 WIDTH = 100  # ruff's line length for the chapters
 _LINT_COMMENT = re.compile(r"\s*#\s*(?:noqa\b|type:\s*ignore\b).*$")
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
@@ -36,9 +35,9 @@ _Function = ast.FunctionDef | ast.AsyncFunctionDef
 def _definition(qualified: str) -> tuple[Path, str, ast.ClassDef | _Function]:
     module, _, name = qualified.rpartition(".")
     package, _, file = module.partition(".")
-    path = PACKAGE / f"{file}.py"
-    if package != PACKAGE.name or "." in file or not path.is_file():
-        raise BookError(f"include={qualified!r}: expected {PACKAGE.name}.<module>.<name>")
+    path = paths.PACKAGE / f"{file}.py"
+    if package != paths.PACKAGE.name or "." in file or not path.is_file():
+        raise BookError(f"include={qualified!r}: expected {paths.PACKAGE.name}.<module>.<name>")
     text = path.read_text(encoding="utf-8")
     for node in ast.parse(text).body:
         if isinstance(node, ast.ClassDef | _Function) and node.name == name:

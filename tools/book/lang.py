@@ -21,10 +21,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from book import shown, source
+from book import paths, shown, source
 
 KEY = "lang"
-ENGLISH = "en"
 
 
 def shows(metadata: dict, language: str) -> bool:
@@ -53,7 +52,7 @@ def marked(chapter: Path) -> list[tuple[int, bool, object]]:
 def problems(chapter: Path, translations: list[str]) -> list[str]:
     """Each ``lang`` of ``chapter`` that is not English or one of ``translations``, or that
     marks a Markdown cell: the file, the marker's line and the value."""
-    known = [ENGLISH, *translations]
+    known = [paths.ENGLISH, *translations]
     result = []
     for line, is_code, value in marked(chapter):
         where = f"{shown(chapter)}, line {line}: lang={value!r}"

@@ -14,11 +14,10 @@ from __future__ import annotations
 import posixpath
 import re
 
-from book import catalog
+from book import paths
 
 REFERENCE = "reference"  # the folder of docs/en/ that stays English
-ENGLISH = "en"
-PACKAGE = "attention_mechanisms"
+PACKAGE = paths.PACKAGE.name
 # [title][identifier]: a cross-reference to the API reference.
 CROSS_REFERENCE = re.compile(rf"\[([^\[\]]+)\]\[({PACKAGE}(?:\.\w+)+)\]")
 # The end of one, after its title: ][identifier]. The title may hold markup (<code>).
@@ -46,13 +45,13 @@ def in_reference(target: str) -> bool:
 
 def english_url(page: str, target: str) -> str:
     """The address, from ``page`` of a translation, of the English page built from ``target``."""
-    return f"{'../' * url_of(page).count('/')}../{ENGLISH}/{url_of(target)}"
+    return f"{'../' * url_of(page).count('/')}../{paths.ENGLISH}/{url_of(target)}"
 
 
 def reference_target(identifier: str) -> str | None:
     """The reference page that documents ``attention_mechanisms.<module>.<name>``, or None."""
     target = f"{REFERENCE}/{identifier.split('.')[1]}.md"
-    return target if (catalog.ENGLISH / target).is_file() else None
+    return target if (paths.english() / target).is_file() else None
 
 
 def english_reference(page: str, identifier: str) -> str | None:

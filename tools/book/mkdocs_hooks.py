@@ -27,13 +27,12 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.nav import Link
 from mkdocs.structure.toc import AnchorLink
 
-from book import ROOT, BookError, links, notebook_html, playground_html, render, site_pages
+from book import BookError, links, notebook_html, paths, playground_html, render, site_pages
 from book.page import PageError, PageInfo, anchors, with_code
 from book.typeset import TypesetError
 
 log = logging.getLogger("mkdocs.hooks.book")
 
-CACHE = ROOT / ".cache"
 # Languages that Material's search can only split into words with jieba installed.
 SEGMENTED = {"zh": "jieba"}
 _presenter: render.Presenter | None = None
@@ -70,7 +69,7 @@ def on_config(config):
     # sharing one folder would each evict the others' pages.
     jupyter = config["plugins"].get("mkdocs-jupyter") if "plugins" in config else None
     if jupyter is not None:
-        jupyter.config["cache_dir"] = str(CACHE / "mkdocs-jupyter" / language(config))
+        jupyter.config["cache_dir"] = str(paths.CACHE / "mkdocs-jupyter" / language(config))
     return config
 
 
@@ -94,9 +93,10 @@ def on_files(files, config):
     """
     from book import trained  # imports torch, which only this file needs
 
+    trained.forget()
     files.append(File.generated(config, f"assets/{trained.FILE}", content=trained.export()))
     try:
-        if language(config) == links.ENGLISH:
+        if language(config) == paths.ENGLISH:
             for file in files:
                 if file.src_uri.endswith(".py"):
                     source, warnings = site_pages.english_chapter(file.src_uri)
@@ -130,9 +130,9 @@ def on_page_markdown(markdown, page, config, files):
 
 def on_nav(nav, config, files):
     """In a translation, end the navigation with a link to the English API reference."""
-    if language(config) != links.ENGLISH:
+    if language(config) != paths.ENGLISH:
         title = config["extra"]["translation"]["reference"]
-        nav.items.append(Link(title, f"../{links.ENGLISH}/{links.REFERENCE}/"))
+        nav.items.append(Link(title, f"../{paths.ENGLISH}/{links.REFERENCE}/"))
     return nav
 
 
@@ -145,7 +145,9 @@ def on_page_content(html, page, config, files):
     items = _toc_items(list(page.toc))
     info = _info(page, config, files, with_code(html, tuple(item.title for item in items)))
     try:
-        html, titles, warnings = presenter().present(html, info, CACHE / "pages" / language(config))
+        html, titles, warnings = presenter().present(
+            html, info, paths.CACHE / "pages" / language(config)
+        )
     except (notebook_html.NotebookHTMLError, PageError, TypesetError) as error:
         raise PluginError(f"{page.file.src_uri}: {error}") from None
     for warning in warnings:
@@ -175,7 +177,7 @@ def on_page_context(context, page, config, nav):
     context["same_page_in"] = [
         entry["lang"]
         for entry in config["extra"]["languages"]
-        if entry["lang"] == links.ENGLISH or not in_reference
+        if entry["lang"] == paths.ENGLISH or not in_reference
     ]
     return context
 
@@ -183,7 +185,7 @@ def on_page_context(context, page, config, nav):
 def on_post_build(config):
     """Stop MathJax and forget the presented pages that this build did not use."""
     if not _dirty:
-        presenter().prune(CACHE / "pages" / language(config))
+        presenter().prune(paths.CACHE / "pages" / language(config))
     on_build_error(None)
 
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from bs4 import BeautifulSoup, Comment, NavigableString, SoupStrainer, Tag
 from pymdownx.slugs import slugify
 
-from book import links
+from book import links, paths
 
 _SLUG = slugify(case="lower")
 _HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
@@ -59,7 +59,7 @@ class PageInfo:
 
     @property
     def translated(self) -> bool:
-        return self.language != links.ENGLISH
+        return self.language != paths.ENGLISH
 
 
 def with_code(content: str, titles: tuple[str, ...]) -> tuple[str, ...]:
@@ -205,7 +205,8 @@ def _behind(soup: BeautifulSoup, info: PageInfo) -> int:
             note = _new(
                 soup,
                 '<p class="book-behind-note" data-search-exclude>'
-                f'<a href="{english}" hreflang="en">{html.escape(info.words["behind"])}</a></p>',
+                f'<a href="{english}" hreflang="{paths.ENGLISH}">'
+                f"{html.escape(info.words['behind'])}</a></p>",
             )
             marked.insert_before(note)
         comment.extract()
@@ -237,7 +238,8 @@ def _translated(soup: BeautifulSoup, info: PageInfo, behind: int) -> None:
             soup,
             '<div class="admonition warning book-stale" data-search-exclude>'
             f'<p class="admonition-title">{html.escape(info.words["stale"])}</p>'
-            f'<p><a href="{english}" hreflang="en">{html.escape(info.words["english"])}</a></p>'
+            f'<p><a href="{english}" hreflang="{paths.ENGLISH}">'
+            f"{html.escape(info.words['english'])}</a></p>"
             "</div>",
         )
         heading = soup.find("h1")

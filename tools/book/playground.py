@@ -30,9 +30,9 @@ from attention_mechanisms import (
     scaled_dot_product_attention,
 )
 from attention_mechanisms.check.probes import INPUTS
-from book import ROOT
+from book import paths
 
-MODULE = ROOT / "docs" / "overrides" / "assets" / "javascripts" / "attention.js"
+MODULE = paths.DOCS / "overrides" / "assets" / "javascripts" / "attention.js"
 
 TOKENS = ["Your", "journey", "starts", "with", "one", "step"]  # the book's sentence
 

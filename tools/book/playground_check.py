@@ -24,7 +24,7 @@ import nbformat
 import torch
 from torch import Tensor
 
-from book import ROOT, BookError, expectations, source
+from book import BookError, expectations, paths, source
 from book.executor import execute
 from book.playground import (
     LIMIT,
@@ -154,14 +154,14 @@ def verify(count: int = 50, seed: int = 0, module: Path = MODULE) -> list[str]:
 def stated_runs(uri: str) -> list[list[str]]:
     """The numbers of each ``# Out:`` block of an English chapter (which ``book check``
     holds to what the chapter prints)."""
-    chapter = source.read(ROOT / "docs" / "en" / uri)
+    chapter = source.read(paths.english() / uri)
     texts = ["\n".join(cell.expected) for cell in chapter.code if cell.expected is not None]
     return [_PRINTED_NUMBER.findall(text) for text in texts]
 
 
 def _printed_runs(uri: str) -> list[list[str]]:
     """The numbers of each output of an executed English chapter, as printed."""
-    notebook = nbformat.read(execute(ROOT / "docs" / "en" / uri)[0], as_version=4)
+    notebook = nbformat.read(execute(paths.english() / uri)[0], as_version=4)
     texts = [expectations.output_text(cell) for cell in notebook["cells"]]
     return [_PRINTED_NUMBER.findall(text) for text in texts]
 

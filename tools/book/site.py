@@ -24,9 +24,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from book import ROOT, BookError, figures, translations
-
-SITE = ROOT / "site"
+from book import ROOT, BookError, figures, paths
 
 
 def configs(languages: list[str] | None = None) -> list[Path]:
@@ -35,17 +33,17 @@ def configs(languages: list[str] | None = None) -> list[Path]:
     Raises:
         BookError: If a language given has no config.
     """
-    known = translations.languages()
-    unknown = sorted(set(languages or []) - set(known) - {"en"})
+    known = paths.translations()
+    unknown = sorted(set(languages or []) - set(known) - {paths.ENGLISH})
     if unknown:
-        raise BookError(f"no config for {unknown}: the languages are en and {known}")
+        raise BookError(f"no config for {unknown}: the languages are {paths.ENGLISH} and {known}")
     others = [language for language in known if languages is None or language in languages]
-    return [ROOT / "mkdocs.yml", *(ROOT / f"mkdocs.{language}.yml" for language in others)]
+    return [paths.config(language) for language in [paths.ENGLISH, *others]]
 
 
 def site_path() -> str:
     """The path of the site's root on its host, from site_url: ``/attention-mechanisms/``."""
-    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+    config = yaml.load(paths.CONFIG.read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
     english = urlsplit(config["site_url"]).path  # .../en/
     return english.rstrip("/").rpartition("/")[0] + "/"
 
@@ -78,13 +76,14 @@ _PICK_404 = """<script>
 </script>"""
 
 
-def write_root(site: Path = SITE) -> None:
+def write_root(site: Path | None = None) -> None:
     """The root's index, 404 page and redirects (see the module doc)."""
-    english = site / "en"
-    (site / "index.html").write_text(_redirect("en/", "English"), encoding="utf-8")
+    site = paths.SITE if site is None else site
+    english = site / paths.ENGLISH
+    (site / "index.html").write_text(_redirect(f"{paths.ENGLISH}/", "English"), encoding="utf-8")
     pick = _PICK_404 % {
         "root": json.dumps(site_path()),
-        "languages": json.dumps(translations.languages()),
+        "languages": json.dumps(paths.translations()),
     }
     page = (english / "404.html").read_text(encoding="utf-8")
     (site / "404.html").write_text(page.replace("<head>", f"<head>\n{pick}", 1), encoding="utf-8")
@@ -95,7 +94,7 @@ def write_root(site: Path = SITE) -> None:
         depth = len(relative.parts)
         old = site / relative / "index.html"
         old.parent.mkdir(parents=True, exist_ok=True)
-        target = "../" * depth + f"en/{relative.as_posix()}/"
+        target = "../" * depth + f"{paths.ENGLISH}/{relative.as_posix()}/"
         old.write_text(_redirect(target, relative.as_posix()), encoding="utf-8")
 
 
@@ -123,7 +122,7 @@ def build(languages: list[str] | None = None) -> list[Path]:
     problems = playground_check.verify() + playground_check.verify_trained()
     if problems:
         raise BookError("\n".join([*problems[:10], f"{len(problems)} difference(s) in all"]))
-    shutil.rmtree(SITE, ignore_errors=True)
+    shutil.rmtree(paths.SITE, ignore_errors=True)
     english, *others = built
     if subprocess.run(_mkdocs(english), cwd=ROOT).returncode:
         raise BookError(f"building {english.name} failed (see above)")
@@ -143,7 +142,7 @@ def build(languages: list[str] | None = None) -> list[Path]:
                 failed.append(config.name)
     if failed:
         raise BookError(f"building {', '.join(failed)} failed (see above)")
-    figures.externalize(SITE)
+    figures.externalize(paths.SITE)
     write_root()
     return built
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from book import BookError, compose, links, translations
+import polib
+
+from book import BookError, compose, links, paths, translations
 from book.checker import check
 from book.executor import execute
 
@@ -31,18 +33,20 @@ class Source:
 
 def english_chapter(uri: str) -> tuple[Source, list[str]]:
     """The English chapter ``uri`` (relative to ``docs/en/``), executed, and its warnings."""
-    chapter = translations.ENGLISH / uri
+    chapter = paths.english() / uri
     executed, _ = execute(chapter)
-    warnings = check(chapter).errors  # the page shows these outputs: they must be the stated
-    return Source(uri, compose.notebook_path(uri, links.ENGLISH, executed)), warnings
+    # The page shows these outputs: they must be the ones its source states.
+    warnings = check(chapter, executed=executed).errors
+    return Source(uri, compose.notebook_path(uri, paths.ENGLISH, executed)), warnings
 
 
-def _translated(uri: str, language: str) -> tuple[Source, list[str]]:
+def _translated(uri: str, language: str, merged: polib.POFile) -> tuple[Source, list[str]]:
     if uri.endswith(".py"):
-        executed, _ = execute(translations.ENGLISH / uri)
-        warnings = translations.number_problems(language, uri, executed)
-        return Source(uri, compose.notebook_path(uri, language, executed)), warnings
-    markdown, warnings = links.translated_markdown(compose.markdown(uri, language), uri)
+        executed, _ = execute(paths.english() / uri)
+        warnings = translations.number_problems(language, uri, executed, merged)
+        return Source(uri, compose.notebook_path(uri, language, executed, merged)), warnings
+    composed = compose.markdown(uri, language, merged)
+    markdown, warnings = links.translated_markdown(composed, uri)
     return Source(uri, markdown=markdown), warnings
 
 
@@ -59,8 +63,8 @@ def translated(language: str) -> tuple[list[Source], list[str]]:
         raise BookError("\n".join([*extra, *status.problems]))
     warnings = [f"docs/{language} has no catalog for docs/en/{page}" for page in status.missing]
     sources = []
-    for uri in translations.english_pages():
-        page, found = _translated(uri, language)
+    for uri, merged in status.catalogs.items():
+        page, found = _translated(uri, language, merged)
         sources.append(page)
         warnings += found
     return sources, warnings

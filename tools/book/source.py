@@ -23,12 +23,19 @@ cell keeps the line of its marker, so that each message can name the file and li
 `read` parses a file, `Chapter.text` writes it back unchanged, and `Chapter.notebook` is
 what executes: the notebook Jupytext would make of the file, without the ``# Out:`` blocks.
 The executor, the checker and the translations all read chapters here and nowhere else.
+
+A parsed chapter is immutable, so one parse serves every reader: `read` parses each text
+once per process and hands the same `Chapter` to every later caller until the file changes
+(a build reads a chapter in the executor, the checker, `book.lang` and `book.catalog`).
+`Chapter.stating` makes a new chapter with other expected outputs.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -41,15 +48,15 @@ MARKER = "# %%"
 _KIND = re.compile(r"^\[(markdown|md|raw)\]\s*")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Cell:
     """One cell of a chapter source."""
 
     line: int  # 1-based line of the marker in the file
     marker: str  # the "# %% ..." line, as written
-    body: list[str]  # the lines after it, without the expected block and trailing blanks
-    expected: list[str] | None = None  # the stated output, without the "# " of each line
-    trailing: list[str] = field(default_factory=list)  # blank lines after the cell
+    body: tuple[str, ...]  # the lines after it, without the expected block and trailing blanks
+    expected: tuple[str, ...] | None = None  # the stated output, without each line's "# "
+    trailing: tuple[str, ...] = ()  # blank lines after the cell
 
     @property
     def kind(self) -> str:
@@ -74,10 +81,11 @@ class Cell:
             return "\n".join(self.body)
         return "\n".join(_uncomment(line) for line in self.body)
 
-    def text(self) -> str:
-        """The cell as the file holds it, from its marker to its trailing blank lines."""
+    def text(self, expected: bool = True) -> str:
+        """The cell as the file holds it, from its marker to its trailing blank lines (without
+        its ``# Out:`` block if not ``expected``)."""
         lines = [self.marker, *self.body]
-        if self.expected is not None:
+        if expected and self.expected is not None:
             lines.append(OUT)
             lines += [f"# {line}" if line else "#" for line in self.expected]
         return "\n".join([*lines, *self.trailing])
@@ -87,16 +95,29 @@ def _uncomment(line: str) -> str:
     return line[2:] if line.startswith("# ") else line.removeprefix("#")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Chapter:
     """A parsed chapter source: its cells, and the lines before the first marker."""
 
     path: Path
-    header: list[str]
-    cells: list[Cell]
+    header: tuple[str, ...]
+    cells: tuple[Cell, ...]
 
-    def text(self) -> str:
-        return "\n".join([*self.header, *(cell.text() for cell in self.cells)]) + "\n"
+    def text(self, expected: bool = True) -> str:
+        """The file's text; without the ``# Out:`` blocks (what executes) if not ``expected``."""
+        cells = (cell.text(expected) for cell in self.cells)
+        return "\n".join([*self.header, *cells]) + "\n"
+
+    def stating(self, outputs: list[list[str] | None]) -> Chapter:
+        """This chapter with each code cell stating ``outputs``, in order (None: states none)."""
+        if len(outputs) != len(self.code):
+            raise ValueError(f"{len(outputs)} outputs for {len(self.code)} code cells")
+        given = iter(outputs)
+        cells = tuple(
+            dataclasses.replace(cell, expected=_tuple(next(given))) if cell.is_code else cell
+            for cell in self.cells
+        )
+        return dataclasses.replace(self, cells=cells)
 
     def write(self) -> bool:
         """Write the chapter back to its file; return whether the file changed."""
@@ -108,6 +129,11 @@ class Chapter:
     @property
     def code(self) -> list[Cell]:
         return [cell for cell in self.cells if cell.is_code]
+
+    @property
+    def lines(self) -> list[int]:
+        """The line of each cell's ``# %%`` marker, in order: how messages name a cell."""
+        return [cell.line for cell in self.cells]
 
     def notebook(self) -> nbformat.NotebookNode:
         """The notebook that executes: every cell with its metadata, no ``# Out:`` blocks."""
@@ -133,43 +159,46 @@ def parse(text: str, path: Path) -> Chapter:
         BookError: If an ``# Out:`` block is followed by a line that is not a comment.
     """
     header: list[str] = []
-    cells: list[Cell] = []
+    opened: list[tuple[int, str, list[str]]] = []  # each marker: its line, itself, its body
     for number, line in enumerate(text.splitlines(), start=1):
         if line.startswith(MARKER) and (len(line) == len(MARKER) or line[len(MARKER)] == " "):
-            cells.append(Cell(number, line, []))
-        elif cells:
-            cells[-1].body.append(line)
+            opened.append((number, line, []))
+        elif opened:
+            opened[-1][2].append(line)
         else:
             header.append(line)
-    for cell in cells:
-        while cell.body and not cell.body[-1].strip():
-            cell.trailing.insert(0, cell.body.pop())
-        if cell.is_code and OUT in cell.body:
-            _split_expected(cell, path)
-    return Chapter(path, header, cells)
+    return Chapter(path, tuple(header), tuple(_cell(*found, path) for found in opened))
 
 
-def _split_expected(cell: Cell, path: Path) -> None:
+def _cell(line: int, marker: str, body: list[str], path: Path) -> Cell:
+    """A cell from its lines: the trailing blank lines and the ``# Out:`` block set apart."""
+    kept = len(body)
+    while kept and not body[kept - 1].strip():
+        kept -= 1
+    cell = Cell(line, marker, tuple(body[:kept]), trailing=tuple(body[kept:]))
+    if not cell.is_code or OUT not in cell.body:
+        return cell
     start = cell.body.index(OUT)
     block = cell.body[start + 1 :]
-    for offset, line in enumerate(block, start=start + 2):
-        if not line.startswith("#"):
+    for offset, text in enumerate(block, start=start + 2):
+        if not text.startswith("#"):
             raise BookError(
-                f"{shown(path)}, line {cell.line + offset}: {line!r} follows '{OUT}' but is "
+                f"{shown(path)}, line {line + offset}: {text!r} follows '{OUT}' but is "
                 "not a comment; the expected output block must end its cell"
             )
-    cell.expected = [_uncomment(line) for line in block]
-    cell.body = cell.body[:start]
+    expected = tuple(_uncomment(text) for text in block)
+    return dataclasses.replace(cell, body=cell.body[:start], expected=expected)
+
+
+def _tuple(lines: list[str] | None) -> tuple[str, ...] | None:
+    return None if lines is None else tuple(lines)
+
+
+@functools.lru_cache(maxsize=128)
+def _parsed(text: str, path: Path) -> Chapter:
+    return parse(text, path)
 
 
 def read(path: Path) -> Chapter:
-    """Parse the chapter source at ``path``."""
-    return parse(path.read_text(encoding="utf-8"), path)
-
-
-def without_expected(path: Path) -> str:
-    """The chapter's text without its ``# Out:`` blocks: what actually executes."""
-    chapter = read(path)
-    for cell in chapter.cells:
-        cell.expected = None
-    return chapter.text()
+    """The chapter source at ``path``, parsed once per text (see the module doc)."""
+    return _parsed(path.read_text(encoding="utf-8"), path)

@@ -19,10 +19,10 @@ from functools import cache
 import torch
 
 from attention_mechanisms.induction import SYMBOLS, AttentionOnlyTransformer
-from book import ROOT
+from book import paths
 from book.executor import execute, exports_path
 
-CHAPTER = ROOT / "docs" / "en" / "learned" / "what-attention-learns.py"
+CHAPTER = "learned/what-attention-learns.py"  # the chapter that trains it, in docs/en/
 
 FILE = "induction-model.bin"  # under the site's assets/
 START = "^"  # how the page writes the start token, as `spell` does
@@ -62,10 +62,11 @@ def exported() -> dict:
     Executing the chapter (or finding it cached) gives them: nothing trains it again. A
     cached execution from before the chapter exported them is executed again.
     """
-    notebook, _ = execute(CHAPTER)
+    chapter = paths.english() / CHAPTER
+    notebook, _ = execute(chapter)
     if not exports_path(notebook).is_file():
         shutil.rmtree(notebook.parent)
-        notebook, _ = execute(CHAPTER)
+        notebook, _ = execute(chapter)
     saved: dict = torch.load(exports_path(notebook), weights_only=True)
     return saved
 
@@ -77,6 +78,13 @@ def model() -> AttentionOnlyTransformer:
     found = AttentionOnlyTransformer(**saved["config"])
     found.load_state_dict(saved["state"])
     return found.eval()
+
+
+def forget() -> None:
+    """Forget what `exported` read: each build (each rebuild of ``mkdocs serve`` too) reads
+    the chapter's execution once, and a chapter executed again is read again."""
+    exported.cache_clear()
+    model.cache_clear()
 
 
 def export() -> bytes:

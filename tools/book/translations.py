@@ -26,30 +26,24 @@ from pathlib import Path
 import nbformat
 import polib
 
-from book import ROOT, BookError, catalog, expectations, lang, shown
+from book import BookError, catalog, expectations, lang, paths, shown
 
-DOCS = catalog.DOCS
-ENGLISH = catalog.ENGLISH
 UNTRANSLATED = ("reference",)  # folders of docs/en/ that every language links to in English
-
-
-def languages() -> list[str]:
-    """The translations, from their configs: ``mkdocs.vi.yml`` -> ``"vi"``."""
-    return sorted(path.name.split(".")[1] for path in ROOT.glob("mkdocs.*.yml"))
 
 
 def english_pages() -> list[str]:
     """Every English page that a translation translates, relative to ``docs/en/``."""
+    english = paths.english()
     return sorted(
-        path.relative_to(ENGLISH).as_posix()
-        for path in ENGLISH.rglob("*")
-        if path.suffix in (".md", ".py") and path.relative_to(ENGLISH).parts[0] not in UNTRANSLATED
+        path.relative_to(english).as_posix()
+        for path in english.rglob("*")
+        if path.suffix in (".md", ".py") and path.relative_to(english).parts[0] not in UNTRANSLATED
     )
 
 
 def catalogs(language: str) -> list[str]:
     """The PO files of ``language``, relative to ``docs/<language>/``."""
-    folder = DOCS / language
+    folder = paths.DOCS / language
     return sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*.po"))
 
 
@@ -58,6 +52,7 @@ class Status:
     """How one language stands against the English."""
 
     language: str
+    catalogs: dict[str, polib.POFile] = field(default_factory=dict)  # page -> merged catalog
     missing: list[str] = field(default_factory=list)  # English pages with no catalog
     extra: list[str] = field(default_factory=list)  # catalogs of no English page
     problems: list[str] = field(default_factory=list)  # what fails the build
@@ -92,18 +87,21 @@ def problems(language: str, page: str, merged: polib.POFile) -> list[str]:
     ]
 
 
-def number_problems(language: str, page: str, executed: Path) -> list[str]:
+def number_problems(
+    language: str, page: str, executed: Path, merged: polib.POFile | None = None
+) -> list[str]:
     """Numbers that the current translations quote and that no output on the page prints (a
     code cell of another language is not shown, `book.lang`).
 
-    The English chapter's prose is held to the same rule by `book.checker`.
+    ``merged`` is the page's catalog as `status` merged it (`book.catalog.of_page` if not
+    given). The English chapter's prose is held to the same rule by `book.checker`.
     """
     nb = nbformat.read(executed, as_version=4)
     shown_cells = lang.shown_cells(nb.cells, language)
     outputs = [expectations.output_text(c) for c in shown_cells if c.cell_type == "code"]
     code = tuple(c.source for c in shown_cells if c.cell_type == "code")
     path = catalog.po_path(language, page)
-    merged = catalog.merged(catalog.load(path), ENGLISH / page)
+    merged = catalog.of_page(language, page) if merged is None else merged
     return [
         f"{shown(path)}: the translation of {entry.msgid[:50]!r}... quotes {number}, which no "
         "output of the chapter prints"
@@ -123,10 +121,11 @@ def status(language: str) -> Status:
     result.extra = [po for po in have if po not in named]
     for page in wanted:
         try:
-            merged = catalog.merged(catalog.load(catalog.po_path(language, page)), ENGLISH / page)
+            merged = catalog.of_page(language, page)
         except BookError as error:
             result.problems.append(str(error))
             continue
+        result.catalogs[page] = merged
         live = [entry for entry in merged if not entry.obsolete]
         result.units += len(live)
         result.behind[page] = sum(not catalog.current(entry) for entry in live)
@@ -144,7 +143,7 @@ def update(language: str) -> list[Path]:
     changed = []
     for page in english_pages():
         path = catalog.po_path(language, page)
-        merged = catalog.merged(catalog.load(path), ENGLISH / page)
+        merged = catalog.of_page(language, page)
         if not merged.header:
             merged.header = f"The {language} translation of docs/en/{page}: see translations/."
         text = str(merged).rstrip("\n") + "\n"
