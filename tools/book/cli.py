@@ -58,12 +58,16 @@ def _translations(update: bool, executed: dict[Path, Path] | None = None) -> int
     return 1 if failed else 0
 
 
-def _playground() -> int:
+def _playground(executed: dict[Path, Path]) -> int:
     """The playground's JavaScript against the package (the chapter-3 stages and the trained
-    model), and its default view against the chapters' outputs (`book.playground`)."""
+    model), and its default view against the ``executed`` chapters' outputs
+    (`book.playground`)."""
     from book import playground_check as check  # imports torch: only this check needs it
 
-    problems = check.verify() + check.check_defaults() + check.verify_trained()
+    def printed(uri: str) -> list[list[str]]:
+        return check.printed_runs(executed[paths.english() / uri])
+
+    problems = check.verify() + check.check_defaults(printed) + check.verify_trained()
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
     print(
@@ -117,7 +121,7 @@ def _check(args: argparse.Namespace) -> int:
     code = _check_all(executed, fix=args.update)
     if args.chapters:
         return code
-    return max(code, _playground(), _translations(update=False, executed=executed))
+    return max(code, _playground(executed), _translations(update=False, executed=executed))
 
 
 def _site(args: argparse.Namespace) -> int:

@@ -159,9 +159,9 @@ def stated_runs(uri: str) -> list[list[str]]:
     return [_PRINTED_NUMBER.findall(text) for text in texts]
 
 
-def _printed_runs(uri: str) -> list[list[str]]:
+def printed_runs(executed: Path) -> list[list[str]]:
     """The numbers of each output of an executed English chapter, as printed."""
-    notebook = nbformat.read(execute(paths.english() / uri)[0], as_version=4)
+    notebook = nbformat.read(executed, as_version=4)
     texts = [expectations.output_text(cell) for cell in notebook["cells"]]
     return [_PRINTED_NUMBER.findall(text) for text in texts]
 
@@ -169,8 +169,12 @@ def _printed_runs(uri: str) -> list[list[str]]:
 def check_defaults(printed: Callable[[str], list[list[str]]] | None = None) -> list[str]:
     """Each matrix in `PRINTED`, for the book's input, as the page shows it (the JavaScript,
     to four decimals) and as the package computes it, must be a run of numbers that its
-    chapter prints, in order, as torch prints them."""
-    printed = printed or _printed_runs
+    chapter prints, in order, as torch prints them.
+
+    ``printed`` gives a chapter's `printed_runs` by its ``uri``; by default, from `execute`.
+    """
+    given = printed or (lambda uri: printed_runs(execute(paths.english() / uri)[0]))
+    runs = {uri: given(uri) for uri in set(PRINTED.values())}  # each chapter read once
     default = page_data()["inputs"]
     pages = run_node([{"stage": s, "inputs": default, "heads": heads(s)} for s in STAGES])
     shown = dict(zip(STAGES, pages, strict=True))
@@ -181,7 +185,7 @@ def check_defaults(printed: Callable[[str], list[list[str]]] | None = None) -> l
             values = result["context"] if matrix == "context" else result["heads"][0][matrix]
             rows = values.tolist() if isinstance(values, Tensor) else values
             ours = [format_value(float(v)) for row in rows for v in row]
-            if not any(_contains(run, ours) for run in printed(uri)):
+            if not any(_contains(run, ours) for run in runs[uri]):
                 problems.append(
                     f"playground stage {stage}: the {who}'s default {matrix} "
                     f"({' '.join(ours[:4])} ...) is printed by no output of docs/en/{uri}"
