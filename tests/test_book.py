@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import importlib.metadata
+import multiprocessing
 import os
 import sys
 import textwrap
 import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import nbformat
@@ -99,9 +102,13 @@ def test_processes_asking_for_one_chapter_at_once_execute_it_once(tmp_path, monk
     assert results[0][0] == results[1][0] == executor.executed_path(chapter)
 
 
+@pytest.mark.parametrize("start", ["fork", "spawn"])
 def test_the_command_executes_chapters_side_by_side_into_the_same_cache(
-    tmp_path, monkeypatch, capsys
+    tmp_path, monkeypatch, capsys, start
 ):
+    # However its workers start (spawn is macOS's default), they use the places it moved.
+    pool = partial(ProcessPoolExecutor, mp_context=multiprocessing.get_context(start))
+    monkeypatch.setattr(cli, "ProcessPoolExecutor", pool)
     monkeypatch.setattr(paths, "DOCS", tmp_path)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     threads = "import os\nprint(os.environ['OMP_NUM_THREADS'])\n"
@@ -124,36 +131,36 @@ def test_cache_key_covers_the_package_the_parser_and_the_environment(tmp_path, m
     package.mkdir()
     (package / "module.py").write_text("x = 1\n", encoding="utf-8")
     monkeypatch.setattr(paths, "PACKAGE", package)
-    key = keys.cache_key(chapter)
-    assert keys.cache_key(chapter) == key
+    key = keys.cache_key(source.read(chapter))
+    assert keys.cache_key(source.read(chapter)) == key
 
     (package / "module.py").write_text("x = 2\n", encoding="utf-8")
-    changed_code = keys.cache_key(chapter)
+    changed_code = keys.cache_key(source.read(chapter))
     assert changed_code != key
 
     # Package data changes what a chapter prints too (attention-check's messages).
     (package / "messages").mkdir()
     (package / "messages" / "zh.toml").write_text('as_role = "a"\n', encoding="utf-8")
-    with_data = keys.cache_key(chapter)
+    with_data = keys.cache_key(source.read(chapter))
     assert with_data != changed_code
     (package / "messages" / "zh.toml").write_text('as_role = "b"\n', encoding="utf-8")
-    changed_src = keys.cache_key(chapter)
+    changed_src = keys.cache_key(source.read(chapter))
     assert changed_src != with_data
     (package / "__pycache__").mkdir()
     (package / "__pycache__" / "module.cpython-311.pyc").write_bytes(b"bytecode")
-    assert keys.cache_key(chapter) == changed_src  # bytecode is not the package
+    assert keys.cache_key(source.read(chapter)) == changed_src  # bytecode is not the package
 
     # The parser decides what executes (it strips the stated outputs).
     parser = tmp_path / "source.py"
     parser.write_bytes(Path(source.__file__).read_bytes())
     monkeypatch.setattr(source, "__file__", str(parser))
-    assert keys.cache_key(chapter) == changed_src
+    assert keys.cache_key(source.read(chapter)) == changed_src
     parser.write_text(parser.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
-    changed_parser = keys.cache_key(chapter)
+    changed_parser = keys.cache_key(source.read(chapter))
     assert changed_parser != changed_src
 
     monkeypatch.setattr(keys, "environment", lambda: "python-3.99\ntorch-0.0.1")
-    assert keys.cache_key(chapter) != changed_parser
+    assert keys.cache_key(source.read(chapter)) != changed_parser
 
 
 def test_the_environment_names_python_and_torch():
@@ -437,7 +444,7 @@ def edit_first_stated_digit(text: str) -> str:
     for stated in outputs:
         for index, line in enumerate(stated or []):
             digits = [i for i, ch in enumerate(line) if ch.isdigit()]
-            if digits and stated is not None:
+            if digits:
                 at = digits[-1]
                 changed = str((int(line[at]) + 5) % 10)
                 stated[index] = line[:at] + changed + line[at + 1 :]

@@ -87,6 +87,7 @@ def write_catalog(path, table: dict[str, str]) -> None:
 def docs(tmp_path, monkeypatch):
     """A book of one chapter and one Markdown page, in English and in Vietnamese."""
     root = tmp_path / "docs"
+    monkeypatch.setattr(paths, "ROOT", tmp_path)  # messages name files from here
     monkeypatch.setattr(paths, "DOCS", root)
     monkeypatch.setattr(paths, "CONFIG", tmp_path / "mkdocs.yml")
     monkeypatch.setattr(paths, "CACHE", tmp_path / "cache")
@@ -178,15 +179,15 @@ def test_a_new_paragraph_is_untranslated_and_a_removed_one_kept_as_obsolete(docs
 
 
 def test_update_writes_the_merge_for_translators_and_then_changes_nothing(docs):
-    translations.update("vi")  # the fixture's catalogs, in the form update writes
-    assert translations.update("vi") == []
+    translations.update(translations.status("vi"))  # the fixture's catalogs, as update writes
+    assert translations.update(translations.status("vi")) == []
     edit(docs / "en" / "chapter-3" / "chapter.py", "# The figure:", "# The figure, drawn:")
-    changed = translations.update("vi")
+    changed = translations.update(translations.status("vi"))
     assert changed == [docs / "vi" / "chapter-3" / "chapter.po"]
     text = changed[0].read_text(encoding="utf-8")
     assert '#, fuzzy\n#| msgid "The figure:"\nmsgid "The figure, drawn:"\nmsgstr "Hình vẽ:"' in text
     assert "#: chapter-3/chapter.py:" in text and "#. figure caption" in text
-    assert translations.update("vi") == []
+    assert translations.update(translations.status("vi")) == []
     # The translator updates the text and removes the mark: the paragraph is current.
     po = polib.pofile(str(changed[0]))
     entry = po.find("The figure, drawn:")

@@ -37,9 +37,9 @@ def _translations(update: bool, executed: dict[Path, Path] | None = None) -> int
     """
     failed = False
     for language in paths.translations():
-        for path in translations.update(language) if update else []:
+        status = translations.status(language)  # each catalog merged once, then written
+        for path in translations.update(status) if update else []:
             print(f"{shown(path)}: merged with the English of today")
-        status = translations.status(language)
         behind = {page: count for page, count in status.behind.items() if count}
         print(
             f"{language}: {len(status.behind) - len(status.missing)} of "
@@ -47,8 +47,9 @@ def _translations(update: bool, executed: dict[Path, Path] | None = None) -> int
             f"texts, {sum(behind.values())} behind the English, {len(status.problems)} problem(s)"
         )
         for page, count in behind.items():
-            print(f"  behind: docs/en/{page}: {count} paragraph(s) (fuzzy or untranslated)")
-        errors = [f"docs/{language}/{page} has no English page" for page in status.extra]
+            english = shown(paths.english() / page)
+            print(f"  behind: {english}: {count} paragraph(s) (fuzzy or untranslated)")
+        errors = [f"{shown(paths.DOCS / language / po)} has no English page" for po in status.extra]
         errors += status.problems
         if executed is not None and not status.failed:
             errors += _numbers(status, executed)
@@ -116,7 +117,8 @@ def _path(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    """Each chapter executed (or found) once, its notebook handed to every check of it."""
+    """Each chapter executed (or found) once, its notebook handed to every check of it (only
+    `book.trained` looks its chapter up again, for the playground's model)."""
     executed = {chapter.resolve(): execute(chapter)[0] for chapter in args.chapters or chapters()}
     code = _check_all(executed, fix=args.update)
     if args.chapters:
@@ -139,12 +141,16 @@ def _playground_cases(args: argparse.Namespace) -> int:
     return 0
 
 
-def _worker(cache: Path, threads: int) -> None:
-    """A worker shares its parent's cache, however started, and gives its kernels its share
-    of the cores: torch's threads in kernels side by side competed for the same cores (two
-    jobs on two cores executed every chapter in 136 s with two threads each, in 75 s with
-    one). ``OMP_NUM_THREADS``, if set, is kept."""
-    paths.CACHE = cache
+MOVABLE = ("ROOT", "DOCS", "CONFIG", "PACKAGE", "CACHE")  # places of `book.paths` tests move
+
+
+def _worker(places: dict[str, Path], threads: int) -> None:
+    """A worker has its parent's places (its cache, its book), however started, and gives
+    its kernels its share of the cores: torch's threads in kernels side by side competed for
+    the same cores (two jobs on two cores executed every chapter in 136 s with two threads
+    each, in 75 s with one). ``OMP_NUM_THREADS``, if set, is kept."""
+    for name, place in places.items():
+        setattr(paths, name, place)
     os.environ.setdefault("OMP_NUM_THREADS", str(threads))
 
 
@@ -160,7 +166,8 @@ def _execute(args: argparse.Namespace) -> int:
     executed = 0
     jobs = max(1, min(args.jobs, len(todo)))
     threads = max(1, (os.cpu_count() or 1) // jobs)
-    with ProcessPoolExecutor(jobs, initializer=_worker, initargs=(paths.CACHE, threads)) as pool:
+    places = {name: getattr(paths, name) for name in MOVABLE}
+    with ProcessPoolExecutor(jobs, initializer=_worker, initargs=(places, threads)) as pool:
         running = {pool.submit(_timed, chapter): chapter for chapter in todo}
         try:
             for done in as_completed(running):
@@ -229,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     for chapter in given:
         if not chapter.resolve().is_relative_to(paths.english()):
             print(
-                f"error: {chapter}: only the English chapters (docs/en/) execute; a translation "
+                f"error: {chapter}: only the English chapters ({shown(paths.english())}/) execute; "
+                "a translation "
                 "shows their outputs",
                 file=sys.stderr,
             )

@@ -64,20 +64,24 @@ def _chapter_dir(chapter: Path) -> Path:
     return cache() / "other" / hashlib.sha256(str(chapter).encode()).hexdigest()[:16]
 
 
+def _target(chapter: source.Chapter) -> Path:
+    return _chapter_dir(chapter.path) / keys.cache_key(chapter) / f"{chapter.path.stem}.ipynb"
+
+
 def executed_path(chapter: Path) -> Path:
     """Where the executed notebook of ``chapter`` is cached (it may not exist yet)."""
-    return _chapter_dir(chapter) / keys.cache_key(chapter) / f"{chapter.stem}.ipynb"
+    return _target(source.read(chapter.resolve()))
 
 
-def cell_lines(chapter: Path, nb: nbformat.NotebookNode) -> list[int]:
+def cell_lines(chapter: Path | source.Chapter, nb: nbformat.NotebookNode) -> list[int]:
     """The line of each cell's ``# %%`` marker in the chapter file, in notebook order."""
-    lines = source.read(chapter).lines
-    if len(lines) != len(nb.cells):
+    parsed = chapter if isinstance(chapter, source.Chapter) else source.read(chapter)
+    if len(parsed.lines) != len(nb.cells):
         raise BookError(
-            f"{shown(chapter)}: {len(lines)} '# %%' markers but {len(nb.cells)} notebook "
-            "cells; does code come before the first marker?"
+            f"{shown(parsed.path)}: {len(parsed.lines)} '# %%' markers but {len(nb.cells)} "
+            "notebook cells; does code come before the first marker?"
         )
-    return lines
+    return parsed.lines
 
 
 def _error_of(cell: nbformat.NotebookNode) -> tuple[str, str] | None:
@@ -87,14 +91,14 @@ def _error_of(cell: nbformat.NotebookNode) -> tuple[str, str] | None:
     return None
 
 
-def check_raises(nb: nbformat.NotebookNode, chapter: Path) -> None:
+def check_raises(nb: nbformat.NotebookNode, chapter: source.Chapter) -> None:
     """Every ``raises-exception`` cell raised the error its ``raises`` metadata states."""
     for cell, line in zip(nb.cells, cell_lines(chapter, nb), strict=True):
         if cell.cell_type != "code":
             continue
         tagged = "raises-exception" in cell.metadata.get("tags", [])
         stated = cell.metadata.get("raises")
-        where = f"{shown(chapter)}, line {line}"
+        where = f"{shown(chapter.path)}, line {line}"
         if tagged != (stated is not None):
             raise BookError(
                 f"{where}: a cell that must raise needs both the tag 'raises-exception' and "
@@ -113,7 +117,7 @@ def check_raises(nb: nbformat.NotebookNode, chapter: Path) -> None:
             raise BookError(f"{where}: expected {stated!r}, got {ename}: {evalue}")
 
 
-def include_sources(nb: nbformat.NotebookNode, chapter: Path) -> None:
+def include_sources(nb: nbformat.NotebookNode, chapter: source.Chapter) -> None:
     """Fill each empty code cell marked ``include="package.module.Name"`` with that source.
 
     The page then shows the package's own code, and the notebook defines it: the reader can
@@ -123,14 +127,14 @@ def include_sources(nb: nbformat.NotebookNode, chapter: Path) -> None:
         qualified = cell.metadata.get("include")
         if qualified is None and "diff_from" in cell.metadata:
             raise BookError(
-                f"{shown(chapter)}, line {line}: diff_from= shows an included class as its "
+                f"{shown(chapter.path)}, line {line}: diff_from= shows an included class as its "
                 'changes; the cell must also be marked include="<module>.<Name>"'
             )
         if cell.cell_type != "code" or qualified is None:
             continue
         if cell.source.strip():
             raise BookError(
-                f"{shown(chapter)}, line {line}: a cell marked include={qualified!r} must be "
+                f"{shown(chapter.path)}, line {line}: a cell marked include={qualified!r} must be "
                 f"empty, since the package's source replaces it; got {cell.source[:60]!r}"
             )
         cell.source = include.book_source(qualified)
@@ -175,8 +179,8 @@ def execute(chapter: Path) -> tuple[Path, bool]:
     Raises:
         BookError: If a cell fails or a ``raises-exception`` cell does not raise as stated.
     """
-    chapter = chapter.resolve()
-    target = executed_path(chapter)
+    parsed = source.read(chapter.resolve())  # the key and the run read the same text
+    target = _target(parsed)
     if target.exists():
         return target, False
     # Processes that ask for the same chapter at once (the test workers, the site build)
@@ -186,14 +190,15 @@ def execute(chapter: Path) -> tuple[Path, bool]:
     with FileLock(lock):
         if target.exists():
             return target, False
-        _run(chapter, target)
+        _run(parsed, target)
     return target, True
 
 
-def _run(chapter: Path, target: Path) -> None:
-    """Execute ``chapter`` and store the notebook at ``target`` (see `execute`)."""
-    nb = source.read(chapter).notebook()
-    include_sources(nb, chapter)
+def _run(parsed: source.Chapter, target: Path) -> None:
+    """Execute the ``parsed`` chapter and store the notebook at ``target`` (see `execute`)."""
+    chapter = parsed.path
+    nb = parsed.notebook()
+    include_sources(nb, parsed)
     nb.metadata["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3",
@@ -219,7 +224,7 @@ def _run(chapter: Path, target: Path) -> None:
             nb.cells.pop()
         # Execution stopped at the last cell with an error (earlier ones were allowed to raise).
         failed = max(i for i, cell in enumerate(nb.cells) if _error_of(cell) is not None)
-        line = cell_lines(chapter, nb)[failed]
+        line = cell_lines(parsed, nb)[failed]
         raise BookError(
             f"{shown(chapter)}, line {line}: raised {error.ename}: {error.evalue}\n"
             f"{nb.cells[failed].source}\n(a cell that is meant to raise needs the tag "
@@ -227,7 +232,7 @@ def _run(chapter: Path, target: Path) -> None:
         ) from None
     if exporting:
         nb.cells.pop()  # the export cell: not the chapter's
-    check_raises(nb, chapter)
+    check_raises(nb, parsed)
     changes.add_outputs(nb)
     nbformat.validate(nb)
 

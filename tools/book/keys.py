@@ -49,7 +49,9 @@ def _package_file(path: Path) -> bool:
 
 # The last `_tooling_digest`: each file's (path, mtime, size), and their digest.
 _last: tuple[tuple, bytes] | None = None
-_SETTLED = 2.0  # seconds: a file last modified longer ago than this is not being written
+# Seconds: a file's time is only as fine as the clock's tick (or the file system's: 2 s on
+# FAT), so an edit within that time of the last one may leave its time and size unchanged.
+_SETTLED = 2.0
 
 
 def _tooling_digest() -> bytes:
@@ -85,8 +87,8 @@ def _read_digest(modules: list[Path], package: list[Path]) -> bytes:
     return digest.digest()
 
 
-def cache_key(chapter: Path) -> str:
-    """Hash of everything that can change what the chapter shows (see the module doc)."""
+def cache_key(chapter: source.Chapter) -> str:
+    """Hash of everything that can change what ``chapter`` shows (see the module doc)."""
     digest = hashlib.sha256(_tooling_digest())
-    digest.update(source.read(chapter).text(expected=False).encode())
+    digest.update(chapter.text(expected=False).encode())
     return digest.hexdigest()[:16]

@@ -1,8 +1,10 @@
 """Where the book's files are, and the language it is written in: each said once, here.
 
-Every module reads these when it runs (``paths.DOCS``, `english`), not when it is imported,
-so a test that builds a book in a temporary folder moves one name
-(``monkeypatch.setattr(paths, "DOCS", tmp_path)``) and the whole tooling follows.
+The tooling reads the places a test moves (`ROOT`, `DOCS`, `CONFIG`, `PACKAGE`, `CACHE`)
+when it runs, not when it is imported, so a test that builds a book in a temporary folder
+moves one name (``monkeypatch.setattr(paths, "DOCS", tmp_path)``) and the tooling follows.
+Files that no test moves keep a name of their own, made from these where their module is
+(`book.trained.CHAPTER`, `book.playground.MODULE`, `book.typeset.MATHJAX`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ DOCS = ROOT / "docs"  # a folder per language: docs/en/ (the sources), docs/vi/ 
 PACKAGE = ROOT / "src" / "attention_mechanisms"  # what the chapters teach and include
 CACHE = ROOT / ".cache"  # book/ (executions), translations/ (composed pages), pages/, ...
 SITE = ROOT / "site"  # the built site: site/<lang>/ and its root
+NODE_MODULES = ROOT / "node_modules"  # MathJax, installed by npm ci (package-lock.json)
 
 
 def english() -> Path:

@@ -24,7 +24,7 @@ import nbformat
 import torch
 from torch import Tensor
 
-from book import BookError, expectations, paths, source
+from book import BookError, expectations, paths, shown, source
 from book.executor import execute
 from book.playground import (
     LIMIT,
@@ -177,18 +177,19 @@ def check_defaults(printed: Callable[[str], list[list[str]]] | None = None) -> l
     runs = {uri: given(uri) for uri in set(PRINTED.values())}  # each chapter read once
     default = page_data()["inputs"]
     pages = run_node([{"stage": s, "inputs": default, "heads": heads(s)} for s in STAGES])
-    shown = dict(zip(STAGES, pages, strict=True))
+    views = dict(zip(STAGES, pages, strict=True))
     problems = []
     for (stage, matrix), uri in PRINTED.items():
         package = reference(stage, default, torch.float32)
-        for who, result in (("page", shown[stage]), ("package", package)):
+        for who, result in (("page", views[stage]), ("package", package)):
             values = result["context"] if matrix == "context" else result["heads"][0][matrix]
             rows = values.tolist() if isinstance(values, Tensor) else values
             ours = [format_value(float(v)) for row in rows for v in row]
             if not any(_contains(run, ours) for run in runs[uri]):
                 problems.append(
                     f"playground stage {stage}: the {who}'s default {matrix} "
-                    f"({' '.join(ours[:4])} ...) is printed by no output of docs/en/{uri}"
+                    f"({' '.join(ours[:4])} ...) is printed by no output of "
+                    + shown(paths.english() / uri)
                 )
     return problems
 

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from book import ROOT, BookError, figures, paths
+from book import BookError, figures, paths
 
 
 def configs(languages: list[str] | None = None) -> list[Path]:
@@ -51,7 +51,7 @@ def site_path() -> str:
 def _redirect(target: str, title: str) -> str:
     target = html.escape(target)
     return (
-        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<!doctype html>\n<html lang="{paths.ENGLISH}">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{html.escape(title)}</title>\n"
         f'<meta http-equiv="refresh" content="0; url={target}">\n'
         # A refresh drops the URL's #section; the script keeps it, where scripts run.
@@ -124,7 +124,7 @@ def build(languages: list[str] | None = None) -> list[Path]:
         raise BookError("\n".join([*problems[:10], f"{len(problems)} difference(s) in all"]))
     shutil.rmtree(paths.SITE, ignore_errors=True)
     english, *others = built
-    if subprocess.run(_mkdocs(english), cwd=ROOT).returncode:
+    if subprocess.run(_mkdocs(english), cwd=paths.ROOT).returncode:
         raise BookError(f"building {english.name} failed (see above)")
     failed = []
     with contextlib.ExitStack() as logs:
@@ -132,7 +132,7 @@ def build(languages: list[str] | None = None) -> list[Path]:
         for config in others:
             # Each log goes to a file, not a pipe: a pipe could fill up and stall its build.
             log = logs.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8"))
-            process = subprocess.Popen(_mkdocs(config), cwd=ROOT, stdout=log, stderr=log)
+            process = subprocess.Popen(_mkdocs(config), cwd=paths.ROOT, stdout=log, stderr=log)
             running.append((config, process, log))
         for config, process, log in running:
             process.wait()

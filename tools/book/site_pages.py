@@ -17,7 +17,7 @@ from pathlib import Path
 
 import polib
 
-from book import BookError, compose, links, paths, translations
+from book import BookError, compose, links, paths, shown, translations
 from book.checker import check
 from book.executor import execute
 
@@ -59,9 +59,14 @@ def translated(language: str) -> tuple[list[Source], list[str]]:
     """
     status = translations.status(language)
     if status.failed:
-        extra = [f"docs/{language}/{page} translates no English page" for page in status.extra]
+        extra = [
+            f"{shown(paths.DOCS / language / po)} translates no English page" for po in status.extra
+        ]
         raise BookError("\n".join([*extra, *status.problems]))
-    warnings = [f"docs/{language} has no catalog for docs/en/{page}" for page in status.missing]
+    warnings = [
+        f"{shown(paths.DOCS / language)} has no catalog for {shown(paths.english() / page)}"
+        for page in status.missing
+    ]
     sources = []
     for uri, merged in status.catalogs.items():
         page, found = _translated(uri, language, merged)

@@ -26,9 +26,9 @@ from pathlib import Path
 import nbformat
 import polib
 
-from book import BookError, catalog, expectations, lang, paths, shown
+from book import BookError, catalog, expectations, lang, links, paths, shown
 
-UNTRANSLATED = ("reference",)  # folders of docs/en/ that every language links to in English
+UNTRANSLATED = (links.REFERENCE,)  # folders of docs/en/ that every language links to in English
 
 
 def english_pages() -> list[str]:
@@ -133,19 +133,19 @@ def status(language: str) -> Status:
     return result
 
 
-def update(language: str) -> list[Path]:
-    """Write each catalog of ``language`` merged with the English of today (see
+def update(status: Status) -> list[Path]:
+    """Write each catalog that ``status`` merged with the English of today (see
     `book.catalog.merged`), so that translators see which entries are behind, and why.
 
     Returns:
         The catalogs that changed.
     """
     changed = []
-    for page in english_pages():
-        path = catalog.po_path(language, page)
-        merged = catalog.of_page(language, page)
+    for page, merged in status.catalogs.items():
+        path = catalog.po_path(status.language, page)
         if not merged.header:
-            merged.header = f"The {language} translation of docs/en/{page}: see translations/."
+            english = shown(paths.english() / page)
+            merged.header = f"The {status.language} translation of {english}: see translations/."
         text = str(merged).rstrip("\n") + "\n"
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -29,9 +29,9 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 
-from book import ROOT
+from book import paths
 
-MATHJAX = ROOT / "node_modules" / "mathjax"
+MATHJAX = paths.NODE_MODULES / "mathjax"
 SCRIPT = Path(__file__).with_name("typeset.cjs")
 _SKIP = {"pre", "code", "script", "style", "textarea", "svg", "math", "mjx-container"}
 # Display first, so that $$ is never read as two inline $.
