@@ -112,7 +112,7 @@ def check(chapter: Path, source_text: str | None = None, *, executed: Path | Non
         for c in nb.cells
         if c.cell_type == "code" and lang.shows(c.metadata, paths.ENGLISH)
     )
-    for cell, line in zip(nb.cells, cell_lines(chapter, nb), strict=True):
+    for cell, line in zip(nb.cells, cell_lines(source.read(chapter), nb), strict=True):
         if cell.cell_type != "markdown":
             continue
         for number in expectations.prose_numbers(cell.source):

@@ -237,8 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         if not chapter.resolve().is_relative_to(paths.english()):
             print(
                 f"error: {chapter}: only the English chapters ({shown(paths.english())}/) execute; "
-                "a translation "
-                "shows their outputs",
+                "a translation shows their outputs",
                 file=sys.stderr,
             )
             return 2

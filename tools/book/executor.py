@@ -73,15 +73,14 @@ def executed_path(chapter: Path) -> Path:
     return _target(source.read(chapter.resolve()))
 
 
-def cell_lines(chapter: Path | source.Chapter, nb: nbformat.NotebookNode) -> list[int]:
+def cell_lines(chapter: source.Chapter, nb: nbformat.NotebookNode) -> list[int]:
     """The line of each cell's ``# %%`` marker in the chapter file, in notebook order."""
-    parsed = chapter if isinstance(chapter, source.Chapter) else source.read(chapter)
-    if len(parsed.lines) != len(nb.cells):
+    if len(chapter.lines) != len(nb.cells):
         raise BookError(
-            f"{shown(parsed.path)}: {len(parsed.lines)} '# %%' markers but {len(nb.cells)} "
+            f"{shown(chapter.path)}: {len(chapter.lines)} '# %%' markers but {len(nb.cells)} "
             "notebook cells; does code come before the first marker?"
         )
-    return parsed.lines
+    return chapter.lines
 
 
 def _error_of(cell: nbformat.NotebookNode) -> tuple[str, str] | None:
