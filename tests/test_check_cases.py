@@ -318,4 +318,5 @@ def test_the_properties_are_probed_where_only_a_longer_context_fails():
                 if c["name"] == "CausalAttention" for k in c["checks"]}  # fmt: skip
     assert verdicts["runs"] == "fail"  # at ten tokens
     assert verdicts["causal"] == verdicts["diagonal"] == verdicts["weights_sum"] == "pass"
-    assert verdicts["dropout"] == "skip"  # off in eval mode, on in training; placed nowhere
+    # Located where it runs: on the attention weights at every shape but the ten tokens.
+    assert verdicts["dropout"] == verdicts["matches_book"] == "pass"

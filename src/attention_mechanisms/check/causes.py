@@ -7,10 +7,12 @@ row recognises is reported as it was raised, with its cell and line.
 
 from __future__ import annotations
 
+import dis
 import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import CodeType
 from typing import TypeGuard
 
 import torch
@@ -71,15 +73,28 @@ def mask_like(value: object) -> TypeGuard[Tensor]:
     return value.dtype == torch.bool or bool(((finite == 0) | (finite == 1)).all())
 
 
+def _globals_read(code: CodeType) -> set[str]:
+    """The names that ``code`` (and the functions and comprehensions inside it) reads as
+    globals: ``mask`` in ``scores.masked_fill(mask, ...)``, not in ``self.mask``."""
+    names = {i.argval for i in dis.get_instructions(code) if i.opname in _GLOBAL_LOADS}
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            names |= _globals_read(const)
+    return names
+
+
+_GLOBAL_LOADS = ("LOAD_GLOBAL", "LOAD_NAME")
+
+
 def global_masks(module: nn.Module) -> list[tuple[str, tuple[int, ...]]]:
     """The notebook's own masks that the methods of the module's classes (its heads' too)
-    read by name, with their shapes."""
+    read as globals, with their shapes."""
     found = {}
     for cls in dict.fromkeys(type(m) for m in module.modules()):
         for method in vars(cls).values():
             if not inspect.isfunction(method):
                 continue
-            for name in method.__code__.co_names:
+            for name in sorted(_globals_read(method.__code__)):
                 value = method.__globals__.get(name)
                 if mask_like(value):
                     found[name] = tuple(value.shape)

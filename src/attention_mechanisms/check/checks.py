@@ -40,13 +40,13 @@ TABLE = (
     Check("constructs", CLASSES, (), c.constructs),
     Check("runs", CLASSES, ("constructs",), c.runs),
     Check("runs", FUNCTIONS, (), f.runs),
-    Check("shape", CLASSES, ("runs",), c.shape),
+    Check("shape", CLASSES, ("constructs",), c.shape),
     Check("shape", FUNCTIONS, ("runs",), f.shape),
     Check("matches_book", CLASSES, ("shape",), c.matches_book),
     Check("matches_book", FUNCTIONS, ("shape",), f.matches_book),
     Check("scale", CLASSES, ("shape",), c.explained("scale")),
     Check("softmax_dim", CLASSES, ("shape",), c.explained("softmax_dim")),
-    # The properties need only the book's shapes to run (`properties.book_output`).
+    # The properties need only a shape where the class runs (`properties.book_output`).
     Check("causal", CAUSAL, ("constructs",), p.causal),
     Check("causal", frozenset({"attention_function"}), ("runs",), f.causal),
     Check("diagonal", CAUSAL, ("constructs",), p.diagonal),

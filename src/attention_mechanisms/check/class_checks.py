@@ -17,6 +17,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
+from . import stages
 from .causes import Failure, error_cause, head_dim_from_d_in, shape_message
 from .messages import Message, msg
 from .probes import describe
@@ -84,23 +85,59 @@ def runs(s: ClassSubject) -> Result:
     return passed("pass_runs", shapes=shapes)
 
 
+def _some_ran(s: ClassSubject, probes: int) -> Message | str:
+    """The note that the checks ran at ``probes`` of the shapes, where some did not run."""
+    return msg("note_some_ran", ran=probes, probes=len(s.probes)) if probes < len(s.probes) else ""
+
+
 def shape(s: ClassSubject) -> Result:
-    for probe in s.probes:
+    """The output's shape at every probe where the class runs (a class that fails at some
+    shapes is still checked at the others, the book's among them)."""
+    ran = [probe for probe in s.probes if s.outcome(probe).error is None]
+    if not ran:
+        return skipped("skip_needs", check="runs")
+    for probe in ran:
         expected, y = s.expected_shape(probe), s.outcome(probe).y
         if not isinstance(y, Tensor) or tuple(y.shape) != expected:
             message, topic = shape_message(s.role, y, expected, probe)
             return failed(message, topic)
-    return passed("pass_shape", shape=str(s.expected_shape(s.probes[0])))
+    note = _some_ran(s, len(ran))
+    return passed("pass_shape", shape=str(s.expected_shape(s.probes[0])), note=note)
+
+
+# What the scores are divided by, named (`stages.SCALES`): the message key and the section.
+SCALE_CAUSES: dict[str, tuple[str, str]] = {
+    "none": ("cause_scale_none", "scale"),
+    "d_k": ("cause_scale_d_k", "scale"),
+    "power_half": ("cause_scale_power_half", "scale"),
+    "power_half_divided": ("cause_scale_power_half", "scale"),
+    "sqrt_d_out": ("cause_scale_d_out", "scale"),
+    "sqrt_d_in": ("cause_scale_d_in", "scale"),
+    "sqrt_tokens": ("cause_scale_tokens", "scale_tokens"),
+    "measured": ("cause_scale_measured", "scale"),
+}
+
+
+def _cause(s: ClassSubject, variant: Variant) -> tuple[str, str, dict[str, object]]:
+    """The message key, section and numbers for an output that equals ``variant``: a divisor
+    of the scores is measured at every shape that ran, and named from those values."""
+    measured = None
+    if variant.scale not in ("sqrt_d_k", "after_softmax") and s.verdict.outcome is not None:
+        measured = stages.measured_scale(s, s.verdict.outcome)
+    if measured is None:
+        return (*VARIANT_CAUSES[variant], {})
+    name, divisor, book = measured
+    return (*SCALE_CAUSES[name], {"measured": f"{divisor:.4g}", "book": f"{book:.4g}"})
 
 
 def variant_message(s: ClassSubject, variant: Variant) -> tuple[Message, str]:
     verdict = s.verdict
-    key, topic = VARIANT_CAUSES[variant]
+    key, topic, numbers = _cause(s, variant)
     if key == "cause_keep_mask_as_hide" and _uses_sdpa(s):
         key, topic = "cause_sdpa_hide_mask", "sdpa_mask"
     if key == "cause_mask_none" and _DISCARDED.search(s.source):
         key = "cause_masked_fill_discarded"  # scores.masked_fill(...) alone on its line
-    message = msg(key, cls=s.cls.__name__)
+    message = msg(key, cls=s.cls.__name__, **numbers)
     outcome = verdict.outcome
     # Divided by the square root of a head_dim taken from d_in: the cause is head_dim.
     scaled = key.startswith("cause_scale") and outcome is not None and outcome.module is not None
@@ -161,25 +198,69 @@ def _difference(s: ClassSubject, outcome: Outcome) -> tuple[Message, str]:
         return message, s.role
     if (head_dim := _head_dim_message(s, outcome)) is not None:
         return msg("at_probe", probe=describe(outcome.probe), cause=head_dim), "head_dim_d_in"
+    if reused := stages.reused(s):
+        return _reused_message(s, reused), s.role
     book = book_forward(s.role, mappings[0], outcome.x, BOOK)
     differs = ~torch.isclose(y.float(), book.float(), rtol=0, atol=TOLERANCE, equal_nan=True)
     index = tuple(int(i) for i in differs.nonzero()[0])
+    never = stages.unused(s, outcome)
     message = msg(
-        "fail_differs", index=str(index), mine=f"{y[index].item():.4f}",
-        book=f"{book[index].item():.4f}",
+        "fail_differs_unused" if never else "fail_differs", index=str(index),
+        mine=f"{y[index].item():.4f}", book=f"{book[index].item():.4f}", names=", ".join(never),
     )  # fmt: skip
     if s.verdict.compared:
         message = msg("at_probe", probe=describe(outcome.probe), cause=message)
     return message, s.role
 
 
+_ROLE_WORDS = {"query": "role_queries", "key": "role_keys", "value": "role_values"}
+_VARIABLES = {"query": "queries", "key": "keys", "value": "values"}
+
+
+def _reused_message(s: ClassSubject, reused: list[tuple[str, str]]) -> Message:
+    """ "the values equal the keys: values = W_key(x)? (W_value is never used)"."""
+    role, name = reused[0]
+    other = next(r for r in stages.ROLES if _named_as(s, r) == name)
+    return msg(
+        "cause_reused", cls=s.cls.__name__, role=msg(_ROLE_WORDS[role]),
+        other=msg(_ROLE_WORDS[other]), variable=_VARIABLES[role], name=name,
+        own=_named_as(s, role),
+    )  # fmt: skip
+
+
+def _named_as(s: ClassSubject, role: str) -> str:
+    """The learner's name of the projection whose name says ``role``."""
+    outcome = s.outcome(s.probes[0])
+    probe = outcome.probe
+    maps = stages.named(outcome.module, probe.d_in, probe.d_out) if outcome.module else None
+    return maps[stages.ROLES.index(role)].name if maps else role
+
+
+def _exchanged_message(s: ClassSubject, exchanged: list[tuple[str, str]]) -> Message:
+    """Queries and keys swapped (the scores are keys @ queries.T), or other roles traded."""
+    roles = {role for role, _ in exchanged}
+    if roles == {"query", "key"}:
+        return msg(
+            "cause_query_key_swapped", cls=s.cls.__name__, query_name=_named_as(s, "query"),
+            key_name=_named_as(s, "key"),
+        )  # fmt: skip
+    changes = ", ".join(f"{_VARIABLES[role]} = {name}(x)" for role, name in exchanged)
+    return msg("cause_roles_exchanged", cls=s.cls.__name__, changes=changes)
+
+
 def matches_book(s: ClassSubject) -> Result:
     if _shared_heads(s):
         return skipped("skip_differs_as", check="heads")
     verdict = s.verdict
+    if verdict.outcome is None and (exchanged := stages.exchanged(s)):
+        return failed(_exchanged_message(s, exchanged), s.role)
     if verdict.outcome is None:  # no probe where the outputs differ
         return passed(
-            "pass_matches", role=s.role, probes=len(verdict.compared), tolerance=TOLERANCE
+            "pass_matches",
+            role=s.role,
+            probes=len(verdict.compared),
+            tolerance=TOLERANCE,
+            note=_some_ran(s, len(verdict.compared)),
         )
     if verdict.variant is not None:
         return skipped("skip_differs_as", check=verdict.check)

@@ -12,8 +12,10 @@ before the softmax, dropout on the output), and the one that gives it is named.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
@@ -23,6 +25,7 @@ from .probes import Probe
 from .reference import Variant, head_inputs, scores_of, weights_of
 from .result import Result, failed, passed, skipped
 from .subject import LEARNER_ERRORS, ClassSubject, call, close
+from .weights import Affine, Mapping
 
 P = 0.25  # not 0.5, where 1 / p and 1 / (1 - p) are both 2
 TOLERANCE = 1e-4  # float32 output against float64 sums of up to six terms
@@ -77,20 +80,53 @@ def _distance(joint: Tensor, row: Tensor, output_dropout: bool) -> Tensor:
     return torch.where(row.abs() <= TOLERANCE, 0.0, kept).amax(-1).min()
 
 
+@dataclass(frozen=True)
+class Reading:
+    """Where the dropout is located: the probe, and the book's computation there (the
+    variant and the reading of the weights under which the output is explained)."""
+
+    probe: Probe
+    variant: Variant
+    mapping: Mapping
+
+    def heads(self, s: ClassSubject) -> list[tuple[Tensor, ...]]:
+        """Each head's queries, keys and values, ``(batch, T, head_dim)``, in float64."""
+        x = s.outcome(self.probe).x
+        return [
+            tuple(t.double().reshape(-1, *t.shape[-2:]) for t in head)
+            for head in head_inputs(s.role, self.mapping, x, self.variant)
+        ]
+
+    def out(self, s: ClassSubject) -> Affine | None:
+        projects = s.role == "MultiHeadAttention" and self.variant.out_proj
+        return self.mapping.out if projects else None
+
+
+@functools.lru_cache(maxsize=16)
+def _reading(s: ClassSubject) -> Reading | None:
+    """Where to locate the dropout: a probe where the output is explained, each head of at
+    least two columns if one is (where a head has one, dropout on its context is dropout on
+    all its weights at once)."""
+    verdict = s.verdict
+    if verdict.variant is None or verdict.mapping is None:
+        return None
+    if verdict.probe is not None:  # explained by a variant at its first probe only
+        return Reading(verdict.probe, verdict.variant, verdict.mapping)
+    wide = [p for p in verdict.compared if p.head_dim >= 2 or s.role != "MultiHeadAttention"]
+    for probe in wide[:1]:
+        found = s.match(s.outcome(probe), [verdict.variant])
+        if found is not None:
+            return Reading(probe, *found)
+    return Reading(s.probes[0], verdict.variant, verdict.mapping)
+
+
 def _explains(s: ClassSubject, y: Tensor, rows: Rows, output_dropout: bool = False) -> bool:
     """Whether every token's output is one of its row's possible outputs under ``rows``
     (with a second dropout on the output, after the projection, if ``output_dropout``)."""
-    verdict = s.verdict
-    variant, mapping = verdict.variant, verdict.mapping
-    if variant is None or mapping is None:  # no reading of the weights to explain it with
+    reading = _reading(s)
+    if reading is None:  # no reading of the weights to explain it with
         return False
-    x = s.outcome(verdict.probe or s.probes[0]).x
-    heads = [
-        tuple(t.double().reshape(-1, *t.shape[-2:]) for t in head)
-        for head in head_inputs(s.role, mapping, x, variant)
-    ]
-    projects = s.role == "MultiHeadAttention" and variant.out_proj
-    out = mapping.out if projects else None
+    variant, heads, out = reading.variant, reading.heads(s), reading.out(s)
     flat = y.double().reshape(-1, *y.shape[-2:])  # (batch, T, features)
     for b, i in itertools.product(range(flat.shape[0]), range(flat.shape[1])):
         joint = _joint(rows, heads, b, i, variant)
@@ -101,11 +137,53 @@ def _explains(s: ClassSubject, y: Tensor, rows: Rows, output_dropout: bool = Fal
     return True
 
 
-def _on_output(y: Tensor, y_eval: Tensor) -> bool:
-    """Every output element either dropped or kept and scaled: dropout after attention."""
-    zero = y.abs() <= TOLERANCE
-    kept = (y - y_eval / (1 - P)).abs() <= TOLERANCE
+def _zero_or_scaled(y: Tensor, y_eval: Tensor) -> bool:
+    """Every element either dropped or kept and scaled by 1 / (1 - p)."""
+    tolerance = TOLERANCE * y_eval.abs().clamp(min=1)
+    zero = y.abs() <= tolerance
+    kept = (y - y_eval / (1 - P)).abs() <= tolerance
     return bool((zero | kept).all())
+
+
+def _context(s: ClassSubject, y: Tensor) -> Tensor | None:
+    """The context vectors before the output projection, solved from the output."""
+    reading = _reading(s)
+    if reading is None:
+        return None
+    out = reading.out(s)
+    if out is None:
+        return y.double()
+    centred = y.double() if out.bias is None else y.double() - out.bias.double()
+    context: Tensor = centred @ torch.linalg.pinv(out.weight.double())
+    return context
+
+
+def _on_context(s: ClassSubject, y: Tensor, y_eval: Tensor) -> bool:
+    """Each context element dropped or kept: dropout on the context vectors (before the
+    output projection, if there is one)."""
+    ctx, ctx_eval = _context(s, y), _context(s, y_eval)
+    return ctx is not None and ctx_eval is not None and _zero_or_scaled(ctx, ctx_eval)
+
+
+def _on_values(s: ClassSubject, y: Tensor, y_eval: Tensor) -> bool:
+    """Each context element, feature by feature, a sum of weights times values some of which
+    were dropped: dropout on the values, before the weights take them."""
+    reading, ctx = _reading(s), _context(s, y)
+    if reading is None or ctx is None:
+        return False
+    ctx = ctx.reshape(-1, *ctx.shape[-2:])
+    start = 0
+    for q, k, v in reading.heads(s):
+        width = v.shape[-1]
+        for b, i in itertools.product(range(q.shape[0]), range(q.shape[1])):
+            weights = weights_of(q[b], k[b], reading.variant, True)[i]
+            seen = weights != 0
+            sums = (_subsets(int(seen.sum())) * weights[seen] / (1 - P)) @ v[b][seen]
+            row = ctx[b, i, start : start + width]
+            if bool(((sums - row).abs().amin(0) > TOLERANCE).any()):
+                return False
+        start += width
+    return True
 
 
 # (whether it explains the training output, message key, the site's section)
@@ -113,7 +191,9 @@ _PLACEMENTS: list[tuple[Callable[[ClassSubject, Tensor, Tensor], bool], str, str
     (lambda s, y, e: bool(torch.isnan(y).any()), "cause_dropout_nan", "dropout_before_softmax"),
     (lambda s, y, e: _explains(s, y, _on_weights(1 / P)), "cause_dropout_1_p", "dropout_scale"),
     (lambda s, y, e: _explains(s, y, _on_scores), "cause_dropout_scores", "dropout_before_softmax"),
-    (lambda s, y, e: _on_output(y, e), "cause_dropout_output", "dropout"),
+    (lambda s, y, e: _zero_or_scaled(y, e), "cause_dropout_output", "dropout"),
+    (_on_context, "cause_dropout_context", "dropout"),
+    (_on_values, "cause_dropout_values", "dropout"),
 ]
 
 
@@ -124,9 +204,10 @@ def dropout(s: ClassSubject) -> Result:
     verdict = s.verdict
     if verdict.check:  # read with the book's computation only: another check says how it differs
         return skipped("skip_differs_as", check=verdict.check)
-    placed = verdict.variant is not None and verdict.mapping is not None
+    reading = _reading(s)
+    placed = reading is not None
     # Where the weights were read; without a reading, at the book's shapes, where it ran.
-    probe = (verdict.probe or s.probes[0]) if placed else s.probes[0]
+    probe = reading.probe if reading is not None else s.probes[0]
     if s.outcome(probe).error is not None or not isinstance(s.outcome(probe).y, Tensor):
         return skipped("skip_needs", check="runs")
     try:

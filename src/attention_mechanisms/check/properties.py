@@ -15,6 +15,11 @@ the cause first; otherwise the module itself is probed:
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import inspect
+from collections.abc import Callable, Iterator
+
 import torch
 from torch import Tensor, nn
 
@@ -26,15 +31,18 @@ from .subject import LEARNER_ERRORS, TOLERANCE, ClassSubject, call
 
 
 def book_output(s: ClassSubject) -> tuple[nn.Module, Tensor, Tensor] | Result:
-    """The module, input and output at the book's shapes, where the properties are probed;
-    or why there are none (a class that fails only at other shapes still has them)."""
-    outcome = s.outcome(s.probes[0])
-    if outcome.module is None or outcome.error is not None:
-        return skipped("skip_needs", check="runs")
-    expected, y = s.expected_shape(outcome.probe), outcome.y
-    if not isinstance(y, Tensor) or tuple(y.shape) != expected:
-        return skipped("skip_needs", check="shape")
-    return outcome.module, outcome.x, y
+    """The module, input and output where the properties are probed: the first probe (the
+    book's shapes, if it runs there) where it runs and gives a context vector per token, of
+    whatever size (a class whose output has the wrong width still has them)."""
+    for probe in s.probes:
+        outcome = s.outcome(probe)
+        y = outcome.y
+        if outcome.module is None or outcome.error is not None or not isinstance(y, Tensor):
+            continue
+        if tuple(y.shape[:-1]) == tuple(outcome.x.shape[:-1]):
+            return outcome.module, outcome.x, y
+    ran = any(s.outcome(probe).error is None for probe in s.probes)
+    return skipped("skip_needs", check="shape" if ran else "runs")
 
 
 def _moved(module: nn.Module, x: Tensor, y: Tensor, token: int) -> Tensor:
@@ -135,41 +143,81 @@ def _flipped(buffer: Tensor) -> Tensor:
     return 1 - buffer
 
 
-def _reads(module: nn.Module, masks: list[Tensor], x: Tensor, y: object) -> bool:
-    """Whether the output changes when every mask buffer is flipped (then restored)."""
-    saved = [mask.clone() for mask in masks]
+def _changes_output(
+    module: nn.Module, x: Tensor, y: Tensor, flip: Callable[[], contextlib.AbstractContextManager]
+) -> bool:
+    """Whether the output changes while ``flip()`` holds (it undoes itself when its
+    context exits): a run that breaks counts as a change."""
     try:
-        for mask in masks:
-            mask.copy_(_flipped(mask))
-        out = call(module, x)
+        with flip():
+            out = call(module, x)
     except LEARNER_ERRORS:
-        return True  # it broke: it reads them
-    finally:
-        for mask, old in zip(masks, saved, strict=True):
-            mask.copy_(old)
-    if not isinstance(out, Tensor) or not isinstance(y, Tensor) or out.shape != y.shape:
+        return True
+    if not isinstance(out, Tensor) or out.shape != y.shape:
         return True
     return not torch.allclose(out, y, rtol=0, atol=TOLERANCE, equal_nan=True)
 
 
+@contextlib.contextmanager
+def _flipped_buffers(masks: list[Tensor]) -> Iterator[None]:
+    saved = [mask.clone() for mask in masks]
+    try:
+        for mask in masks:
+            mask.copy_(_flipped(mask))
+        yield
+    finally:
+        for mask, old in zip(masks, saved, strict=True):
+            mask.copy_(old)
+
+
+@contextlib.contextmanager
+def _flipped_global(module: nn.Module, name: str) -> Iterator[None]:
+    """The notebook's variable ``name``, as the module's methods see it, flipped."""
+    spaces = {
+        id(f.__globals__): f.__globals__
+        for cls in {type(m) for m in module.modules()}
+        for f in vars(cls).values()
+        if inspect.isfunction(f) and name in f.__globals__
+    }
+    saved = {key: space[name] for key, space in spaces.items()}
+    try:
+        for space in spaces.values():
+            space[name] = _flipped(space[name])
+        yield
+    finally:
+        for key, space in spaces.items():
+            space[name] = saved[key]
+
+
 def mask_buffer(s: ClassSubject) -> Result:
-    """The mask is kept in the module as a registered buffer, and forward reads that one."""
+    """The mask is kept in the module as a registered buffer, and forward reads that one.
+
+    A mask of the notebook's is blamed only when the behaviour says so: flipping it changes
+    the output, and flipping the module's own buffers does not.
+    """
     name, module = s.cls.__name__, s.build(s.probes[0])
-    if outside := global_masks(module):
-        mask, shape = outside[0]
-        return failed(msg("fail_global_mask", cls=name, name=mask, shape=str(shape)), "global_mask")
     buffers = [(key, b) for key, b in module.named_buffers() if mask_like(b)]
-    plain = [key for key, value in vars(module).items() if mask_like(value)]
-    if not buffers:
-        if plain:
-            return failed(msg("fail_mask_attribute", cls=name, name=plain[0]), "mask_buffer")
-        return skipped("skip_no_mask_kept")
     x = s.outcome(s.probes[0]).x
     try:
         y = call(module, x)
     except LEARNER_ERRORS:  # whether forward reads it cannot be seen
         return skipped("skip_needs", check="runs")
-    if _reads(module, [b for _, b in buffers], x, y):
+    if not isinstance(y, Tensor):
+        return skipped("skip_needs", check="shape")
+    masks = [b for _, b in buffers]
+    reads_own = bool(masks) and _changes_output(
+        module, x, y, functools.partial(_flipped_buffers, masks)
+    )
+    for mask, shape in global_masks(module) if not reads_own else []:
+        if _changes_output(module, x, y, functools.partial(_flipped_global, module, mask)):
+            message = msg("fail_global_mask", cls=name, name=mask, shape=str(shape))
+            return failed(message, "global_mask")
+    plain = [key for key, value in vars(module).items() if mask_like(value)]
+    if not buffers:
+        if plain:
+            return failed(msg("fail_mask_attribute", cls=name, name=plain[0]), "mask_buffer")
+        return skipped("skip_no_mask_kept")
+    if reads_own:
         return passed("pass_mask_buffer", name=buffers[0][0])
     if s.verdict.check == "causal":  # no mask at all: the causal check says so
         return skipped("skip_differs_as", check="causal")

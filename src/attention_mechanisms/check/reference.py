@@ -34,6 +34,7 @@ class Variant:
     # hd) on the way in and view(b, t, d) on the way out); "no_transpose_in" (then transposed
     # back); "no_transpose_out" (split right, joined with view(b, t, d) and no transpose)
     heads: str = "slices"
+    divisor: float = 0.0  # with scale="measured": what the scores are divided by
 
     @property
     def rows_ignored(self) -> bool:
@@ -75,6 +76,7 @@ _DIVISORS: dict[str, Callable[[int, int, int, int], float]] = {
     "sqrt_tokens": lambda d_k, d_out, d_in, n: n**0.5,
     "none": lambda d_k, d_out, d_in, n: 1.0,
     "after_softmax": lambda d_k, d_out, d_in, n: 1.0,
+    "measured": lambda d_k, d_out, d_in, n: 1.0,  # the variant's own divisor instead
 }
 
 
@@ -104,6 +106,8 @@ def scores_of(
     d_out, d_in = sizes[0] or d_k, sizes[1] or d_k
     if causal:
         scores = _masked(scores, variant)
+    if variant.divisor:
+        return scores / variant.divisor
     return scores / _DIVISORS[variant.scale](d_k, d_out, d_in, scores.shape[-1])
 
 

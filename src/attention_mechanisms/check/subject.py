@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TypeGuard
@@ -220,14 +222,63 @@ class ClassSubject:
         verdict = Verdict()
         for probe in self.probes:
             outcome = self.outcome(probe)
+            if outcome.error is not None:  # `runs` says so; compared where it ran
+                continue
             found = self.match(outcome, [BOOK])
             if found is not None:
                 verdict.mapping = verdict.mapping or found[1]
                 verdict.compared.append(probe)
                 continue
             others = [v for variants in VARIANTS.values() for v in variants]
-            explained = self.match(outcome, others)
+            explained = self.match(outcome, others) or self._measured(outcome)
             variant, mapping = explained or (None, None)
             check = next((c for c, vs in VARIANTS.items() if variant in vs), "")
+            check = "scale" if variant is not None and variant.divisor else check
             return Verdict(probe, variant, mapping, check, outcome, verdict.compared)
         return verdict
+
+    def _measured(self, outcome: Outcome) -> tuple[Variant, Mapping] | None:
+        """The book's computation with the scores divided by a number measured to give the
+        output, under one of the likeliest readings of the weights, if one does."""
+        if not isinstance(outcome.y, Tensor):
+            return None
+        for mapping in self.mappings(outcome)[:8]:
+            if (divisor := measured_divisor(self.role, outcome, mapping)) is not None:
+                return Variant(scale="measured", divisor=divisor), mapping
+        return None
+
+
+def _fit(outcome: Outcome, forward: Callable[[float], Tensor | None]) -> float | None:
+    """The divisor ``c`` for which ``forward(c)`` gives the output: a scan over c from 1/100
+    to 10,000, then golden-section search around the best."""
+    y = outcome.y
+
+    def error(log_c: float) -> float:
+        out = forward(math.exp(log_c))
+        if not isinstance(out, Tensor) or not isinstance(y, Tensor) or out.shape != y.shape:
+            return math.inf
+        return float((out.double() - y.double()).abs().max())
+
+    grid = [math.log(0.01) + i * math.log(1e6) / 240 for i in range(241)]
+    errors = [error(g) for g in grid]
+    best = min(range(len(grid)), key=errors.__getitem__)
+    low, high = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
+    ratio = (math.sqrt(5) - 1) / 2
+    for _ in range(60):
+        a, b = high - ratio * (high - low), low + ratio * (high - low)
+        low, high = (low, b) if error(a) < error(b) else (a, high)
+    found = math.exp((low + high) / 2)
+    return found if close(forward(found), y) else None
+
+
+def measured_divisor(role: str, outcome: Outcome, mapping: Mapping) -> float | None:
+    """What the scores are divided by, if one number makes the book's output the learner's."""
+
+    def forward(c: float) -> Tensor | None:
+        try:
+            variant = Variant(scale="measured", divisor=c)
+            return book_forward(role, mapping, outcome.x, variant)
+        except (RuntimeError, LookupError):
+            return None
+
+    return _fit(outcome, forward)
