@@ -287,7 +287,7 @@ summary("en")
 # | notebook | components | checks failed | cells that failed |
 # |---|---|---|---|
 # | id-chapter-3-full.ipynb | softmax_naive, SelfAttention_v1, SelfAttention_v2, CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention | none | none |
-# | vi-multihead-attention.ipynb | CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention | MultiHeadAttention.runs | 6 |
+# | vi-multihead-attention.ipynb | CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention | MultiHeadAttention.runs | none |
 # | vi-self-attention-v1-v2.ipynb | SelfAttention_v1, SelfAttention_v2 | none | none |
 # | vi-simplified-self-attention.ipynb | softmax_naive | none | none |
 # | zh-multihead-attention-buggy.ipynb | _attention, MultiHeadAttention | _attention.runs, MultiHeadAttention.runs | 6 |
@@ -298,7 +298,7 @@ summary("vi")
 # | notebook | thành phần | phép kiểm tra không đạt | ô bị lỗi |
 # |---|---|---|---|
 # | id-chapter-3-full.ipynb | softmax_naive, SelfAttention_v1, SelfAttention_v2, CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention | không có | không có |
-# | vi-multihead-attention.ipynb | CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention | MultiHeadAttention.runs | 6 |
+# | vi-multihead-attention.ipynb | CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention | MultiHeadAttention.runs | không có |
 # | vi-self-attention-v1-v2.ipynb | SelfAttention_v1, SelfAttention_v2 | không có | không có |
 # | vi-simplified-self-attention.ipynb | softmax_naive | không có | không có |
 # | zh-multihead-attention-buggy.ipynb | _attention, MultiHeadAttention | _attention.runs, MultiHeadAttention.runs | 6 |
@@ -309,7 +309,7 @@ summary("zh")
 # | 笔记本 | 组件 | 未通过的检查 | 出错的单元格 |
 # |---|---|---|---|
 # | id-chapter-3-full.ipynb | softmax_naive, SelfAttention_v1, SelfAttention_v2, CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention | 无 | 无 |
-# | vi-multihead-attention.ipynb | CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention | MultiHeadAttention.runs | 6 |
+# | vi-multihead-attention.ipynb | CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention | MultiHeadAttention.runs | 无 |
 # | vi-self-attention-v1-v2.ipynb | SelfAttention_v1, SelfAttention_v2 | 无 | 无 |
 # | vi-simplified-self-attention.ipynb | softmax_naive | 无 | 无 |
 # | zh-multihead-attention-buggy.ipynb | _attention, MultiHeadAttention | _attention.runs, MultiHeadAttention.runs | 6 |
@@ -320,7 +320,7 @@ summary("id")
 # | notebook | komponen | pemeriksaan yang gagal | sel yang gagal |
 # |---|---|---|---|
 # | id-chapter-3-full.ipynb | softmax_naive, SelfAttention_v1, SelfAttention_v2, CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention | tidak ada | tidak ada |
-# | vi-multihead-attention.ipynb | CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention | MultiHeadAttention.runs | 6 |
+# | vi-multihead-attention.ipynb | CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention | MultiHeadAttention.runs | tidak ada |
 # | vi-self-attention-v1-v2.ipynb | SelfAttention_v1, SelfAttention_v2 | tidak ada | tidak ada |
 # | vi-simplified-self-attention.ipynb | softmax_naive | tidak ada | tidak ada |
 # | zh-multihead-attention-buggy.ipynb | _attention, MultiHeadAttention | _attention.runs, MultiHeadAttention.runs | 6 |

@@ -189,6 +189,17 @@ def _flipped_global(module: nn.Module, name: str) -> Iterator[None]:
             space[name] = saved[key]
 
 
+def _global_blamed(module: nn.Module, x: Tensor, y: Tensor) -> Result | None:
+    """The failure for a mask of the notebook's whose flipping changes the output, if any."""
+    for mask, shape in global_masks(module):
+        if _changes_output(module, x, y, functools.partial(_flipped_global, module, mask)):
+            message = msg(
+                "fail_global_mask", cls=type(module).__name__, name=mask, shape=str(shape)
+            )
+            return failed(message, "global_mask")
+    return None
+
+
 def mask_buffer(s: ClassSubject) -> Result:
     """The mask is kept in the module as a registered buffer, and forward reads that one.
 
@@ -197,6 +208,9 @@ def mask_buffer(s: ClassSubject) -> Result:
     """
     name, module = s.cls.__name__, s.build(s.probes[0])
     buffers = [(key, b) for key, b in module.named_buffers() if mask_like(b)]
+    plain = [key for key, value in vars(module).items() if mask_like(value)]
+    if not buffers and not plain and not global_masks(module):
+        return skipped("skip_no_mask_kept")
     x = s.outcome(s.probes[0]).x
     try:
         y = call(module, x)
@@ -208,11 +222,8 @@ def mask_buffer(s: ClassSubject) -> Result:
     reads_own = bool(masks) and _changes_output(
         module, x, y, functools.partial(_flipped_buffers, masks)
     )
-    for mask, shape in global_masks(module) if not reads_own else []:
-        if _changes_output(module, x, y, functools.partial(_flipped_global, module, mask)):
-            message = msg("fail_global_mask", cls=name, name=mask, shape=str(shape))
-            return failed(message, "global_mask")
-    plain = [key for key, value in vars(module).items() if mask_like(value)]
+    if not reads_own and (blamed := _global_blamed(module, x, y)) is not None:
+        return blamed
     if not buffers:
         if plain:
             return failed(msg("fail_mask_attribute", cls=name, name=plain[0]), "mask_buffer")
