@@ -1,9 +1,35 @@
-"""Shared set-up: one torch thread; the six-token sentence, alone and as a batch of two."""
+"""Shared set-up: one torch thread; the six-token sentence, alone and as a batch of two; and
+the lines a test leaves for the end of the run (`say`), shown after the results."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 import torch
+
+# Where a test leaves a line to show after the results: test processes (pytest-xdist's
+# workers) cannot print to the terminal themselves.
+SAID = Path(__file__).resolve().parents[1] / "build" / "tests-said"
+
+
+def say(name: str, line: str) -> None:
+    """Show ``line`` after this run's results."""
+    SAID.mkdir(parents=True, exist_ok=True)
+    (SAID / name).write_text(line + "\n", encoding="utf-8")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # once, in the process that reports
+        for old in SAID.glob("*") if SAID.is_dir() else []:
+            old.unlink()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for said in sorted(SAID.glob("*")) if SAID.is_dir() else []:
+        terminalreporter.write_line(said.read_text(encoding="utf-8").rstrip())
+
 
 # The tests' tensors are tiny: one thread does each op sooner than a pool that must be woken,
 # and, while other processes hold the cores, far sooner (half the time on a busy 2-core machine).

@@ -10,11 +10,18 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 import seeds
 from checking import failures, in_this_process
+from conftest import say
 
 from attention_mechanisms.check.cli import check_file
 from book import include, paths, source
@@ -82,3 +89,29 @@ def test_a_notebook_variable_named_like_the_modules_mask_is_not_blamed(tmp_path)
         report, _ = check_file(path)
     checks = {k["check"]: k["status"] for c in report["components"] for k in c["checks"]}
     assert checks["mask_buffer"] == "pass", report
+
+
+@pytest.mark.slow
+def test_each_seed_notebook_as_a_teacher_checks_it():
+    """The installed command on each seed notebook alone, as a teacher runs it: the reports
+    equal the ones made in this process, and the median time is shown after the results
+    (measured, not held: a timed test fails on a busy machine; `nox -s bench` compares)."""
+    command = shutil.which("attention-check", path=Path(sys.executable).parent)
+    assert command, f"attention-check is not installed beside {sys.executable}"
+    notebooks = sorted(seeds.FIXTURES.glob("*.ipynb"))
+    seconds = []
+    for notebook in notebooks:
+        start = time.perf_counter()
+        result = subprocess.run(
+            [command, "--json", str(notebook)],
+            capture_output=True, text=True, env={**os.environ, "LANGUAGE": "en"},
+        )  # fmt: skip
+        seconds.append(time.perf_counter() - start)
+        with in_this_process():
+            here, _ = check_file(notebook)
+        assert json.loads(result.stdout) == here, notebook.name
+    say(
+        "attention-check",
+        f"attention-check: {len(notebooks)} seed notebooks, one process each: median "
+        f"{statistics.median(seconds):.1f} s, slowest {max(seconds):.1f} s",
+    )

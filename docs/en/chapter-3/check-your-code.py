@@ -67,6 +67,18 @@
 # the reason: a class that uses `is_causal=True` keeps no mask, so `mask_buffer` has nothing
 # to look at.
 #
+# When no such change reproduces your output, the checker works the cause out from how your
+# module behaves. Where your projections carry the book's names (`W_query`, `W_key`,
+# `W_value`), it takes each by its name: an output that equals the book's only with two of
+# them exchanged (`keys @ queries.T`) fails, since weights loaded by name would then be
+# wrong, and values that equal the keys are named as `values = W_key(x)`. It changes each
+# of your parameters in turn and names one that changes nothing. It measures the number
+# your scores are divided by and names the expression behind it (`d_k ** 1/2` is
+# `(d_k ** 1) / 2`). It finds where your dropout acts: on the weights, the values or the
+# context vectors. It blames a mask of your notebook only when changing that mask changes
+# your output and changing the module's own does not. A class that fails at one size is
+# still compared at the sizes where it runs.
+#
 # Four checks need no book to compare with, and they run whatever the comparison says:
 # `causal` changes the last token and watches the earlier outputs, `diagonal` looks at the
 # first token's output, `weights_sum` gives the class six equal tokens, and `mask_buffer`

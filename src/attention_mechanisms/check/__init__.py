@@ -8,7 +8,9 @@
   reads its weights as the book's roles and `reference` computes the book's output (and
   variants that differ in one aspect) from them;
 - `checks` is the table of named checks and the loop that runs them: `class_checks`,
-  `function_checks` and `dropout` are the checks, `causes` names what went wrong;
+  `function_checks` and `dropout` are the checks, `causes` names what went wrong from the
+  error or shape, `stages` from how the module behaves (projections exchanged or reused,
+  parameters unused, the divisor of the scores measured);
 - `messages` holds every word of the report in four languages (``messages/*.toml``);
   `report` prints the human report, the JSON object or the summary table, and `cli` is
   the command.

@@ -7,7 +7,9 @@ context vector must be ``1 / (1 - p)`` times the sum of its value vectors weight
 attention weights, each weight either kept or dropped. With six tokens that is at most
 ``2 ** 6`` subsets a row and a head, all tried. If no subset gives the output, the other
 placements are tried the same way (survivors scaled by ``1 / p``, dropout on the scores
-before the softmax, dropout on the output), and the one that gives it is named.
+before the softmax, on the output, on the context vectors before the output projection, on
+the values), and the one that gives it is named. This is done where every head has two
+columns at least: with one, dropping a head's context is dropping all its weights at once.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ the cause first; otherwise the module itself is probed:
 - ``weights_sum``: given equal tokens, every token gets the same output, since attention
   averages equal values with weights that sum to 1, wherever the mask falls;
 - ``mask_buffer``: a mask kept in the module is a registered buffer, and ``forward`` reads
-  it (changing the buffer changes the output), not a mask of the notebook's.
+  it (changing the buffer changes the output). A mask of the notebook's is blamed only when
+  changing it changes the output and changing the module's own does not.
 """
 
 from __future__ import annotations

@@ -3,9 +3,10 @@
 `ClassSubject` builds the class at each of its role's probes (`probes.PROBES`) with the
 book's arguments under the learner's parameter names, runs it, and keeps what happened
 (`Outcome`). Its `verdict` compares the outputs with the book's computation on the same
-weights, probe by probe: the first probe where they differ, and the `Variant` that the
-learner's output equals there, if one does. Every check reads from here, so the learner's
-code runs once per probe, whatever the number of checks.
+weights, probe by probe where the class runs: the first probe where they differ, and the
+`Variant` that the learner's output equals there, if one does (one of the listed variants,
+or the scores divided by a number measured to fit, `measured_divisor`). Every check reads
+from here, so the learner's code runs once per probe, whatever the number of checks.
 """
 
 from __future__ import annotations
