@@ -58,7 +58,9 @@ ENGLISH = {**os.environ, "LANGUAGE": "en"}
 FORMS = sorted(p.name for p in (FIXTURES / "forms").iterdir())
 ROLES = [
     "SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper",
-    "MultiHeadAttention", "attention_function", "softmax", "context", "scores", None,
+    "MultiHeadAttention", "attention_function", "softmax", "context", "scores",
+    "GroupedQueryAttention", "MultiHeadAttentionWithSWA", "MultiHeadLatentAttention",
+    "GatedDeltaNet", "compute_rope_params", "apply_rope", None,
 ]  # fmt: skip
 CHECK = {
     "type": "object",

@@ -81,8 +81,13 @@ BROKEN = {
 }
 
 
+# The checks of today's attention alone: test_check_todays.py breaks each.
+TODAYS_CHECKS = {"window", "kv_groups", "rotation"}
+CHAPTER_3_CHECKS = [check for check in CHECKS if check not in TODAYS_CHECKS]
+
+
 def test_every_check_has_a_notebook_that_breaks_it():
-    assert set(BROKEN) == set(CHECKS)
+    assert set(BROKEN) == set(CHAPTER_3_CHECKS)
 
 
 # A mask multiplied in after the softmax hides the later tokens' weights, but the softmax's
@@ -90,7 +95,7 @@ def test_every_check_has_a_notebook_that_breaks_it():
 ALSO_BROKEN = {"weights_sum": {"causal"}}
 
 
-@pytest.mark.parametrize("check", CHECKS)
+@pytest.mark.parametrize("check", CHAPTER_3_CHECKS)
 def test_a_notebook_that_breaks_one_check_fails_that_check_alone(check):
     report = check_source(BROKEN[check])
     assert set().union(*failures(report).values()) == {check} | ALSO_BROKEN.get(check, set())

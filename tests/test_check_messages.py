@@ -43,11 +43,13 @@ def test_every_catalogue_has_the_english_keys_and_placeholders(language):
 
 
 def anchors(language: str, page: str) -> set[str]:
-    """The anchors of a chapter page's headings, as the site makes them in ``language``."""
-    source = (ROOT / "docs" / "en" / "chapter-3" / f"{page}.py").read_text(encoding="utf-8")
+    """The anchors of a page's headings (``"pitfalls"`` in chapter 3, or ``"llms/..."``), as
+    the site makes them in ``language``."""
+    page = page if "/" in page else f"chapter-3/{page}"
+    source = (ROOT / "docs" / "en" / f"{page}.py").read_text(encoding="utf-8")
     headings = re.findall(r"^# #+ (.+)$", source, re.M)
     if language != "en":  # a translated heading is an entry of the page's catalog
-        po = polib.pofile(str(ROOT / "docs" / language / "chapter-3" / f"{page}.po"))
+        po = polib.pofile(str(ROOT / "docs" / language / f"{page}.po"))
         translated = {e.msgid: e.msgstr for e in po if e.msgid.startswith("#")}
         headings = [translated[f"{level} {heading}"] for level, heading in
                     re.findall(r"^# (#+) (.+)$", source, re.M)]  # fmt: skip
@@ -63,7 +65,8 @@ def test_every_link_leads_to_a_section_of_that_language(language):
     for topic, target in catalogue(language)["links"].items():
         page, _, anchor = target.partition("#")
         assert anchor in anchors(language, page), (language, topic, target)
-        assert link(topic, language) == f"{SITE}{language}/chapter-3/{page}/#{anchor}"
+        path = page if "/" in page else f"chapter-3/{page}"
+        assert link(topic, language) == f"{SITE}{language}/{path}/#{anchor}"
 
 
 def test_the_site_is_the_one_mkdocs_builds():

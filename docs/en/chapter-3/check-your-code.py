@@ -57,6 +57,9 @@
 # | `dropout` | dropout acts on the attention weights and scales the survivors by 1/(1-p); eval mode has none |
 # | `heads` | each head is single-head attention with its own slice of the weights |
 # | `out_proj` | the output projection is applied |
+# | `window` | with a sliding window of `w`, each token sees itself and the `w - 1` before it |
+# | `kv_groups` | each key-value head serves its consecutive query heads (`repeat_interleave`) |
+# | `rotation` | `apply_rope` turns feature `k` with feature `k + d/2`, by the book's angles |
 #
 # When the outputs differ, the checker recomputes the book's result with one thing changed
 # at a time: no scaling, or scaling after the softmax; the softmax over the other dimension;
@@ -78,6 +81,16 @@
 # context vectors. It blames a mask of your notebook only when changing that mask changes
 # your output and changing the module's own does not. A class that fails at one size is
 # still compared at the sizes where it runs.
+#
+# It checks your own version of today's attention the same way: `GroupedQueryAttention`,
+# `MultiHeadAttentionWithSWA`, `MultiHeadLatentAttention` and `GatedDeltaNet` with the
+# package's signatures, and `compute_rope_params` and `apply_rope`. It builds each class at
+# several sizes and compares it with the package's class holding your weights, taken by name
+# or read by their shapes (a fused key-value projection too). It checks that each class is
+# causal, that a sliding window shows each token exactly its window, that grouped-query
+# attention shares each key-value head with its consecutive query heads, and that
+# `apply_rope` turns feature `k` with feature `k + d/2`; one that turns neighbouring features
+# together is named as the other layout. The last three checks in the table are theirs.
 #
 # Four checks need no book to compare with, and they run whatever the comparison says:
 # `causal` changes the last token and watches the earlier outputs, `diagonal` looks at the

@@ -358,6 +358,11 @@ print("keys attended to:", tuple(copied.shape), f"{copied.nbytes / 2**20:.0f} Mi
 #
 # ## Exercises
 #
+# Written your own `GroupedQueryAttention`? `attention-check` builds it with this page's
+# arguments, compares it with this page's class holding your weights, and checks that it
+# is causal and shares each key-value head with its consecutive query heads, as
+# `repeat_interleave` does ([Check your code](../chapter-3/check-your-code.py)).
+#
 # ### Exercise 1: Count the parameters
 #
 # How many parameters does one attention layer of the Llama 3 8B shape have with 8

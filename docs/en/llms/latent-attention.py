@@ -309,6 +309,10 @@ show_figure(
 #
 # ## Exercises
 #
+# Written your own `MultiHeadLatentAttention`? `attention-check` compares it with this
+# page's class holding your weights, taken by name or read by their shapes, and checks that
+# it is causal ([Check your code](../chapter-3/check-your-code.py)).
+#
 # ### Exercise 1: The same cache as grouped-query attention
 #
 # A grouped-query layer with $g$ key-value heads of size $d_\text{head}$ caches

@@ -329,6 +329,10 @@ for t in (4096, 32768, 131072, 1048576):
 #
 # ## Exercises
 #
+# Written your own `GatedDeltaNet`? `attention-check` compares it with this page's class
+# holding your weights, and checks that it is causal
+# ([Check your code](../chapter-3/check-your-code.py)).
+#
 # ### Exercise 1: Replace, do not add
 #
 # Write the value $v_1$ under a key $k$ of length 1 into an empty memory, then the value

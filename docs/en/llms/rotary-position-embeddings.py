@@ -379,6 +379,10 @@ for head_dim, positions in [(64, 1024), (128, 8192)]:
 # %% [markdown]
 # ## Exercises
 #
+# Written your own `compute_rope_params` and `apply_rope`? `attention-check` compares them
+# with this page's functions, and says so when your `apply_rope` turns neighbouring features
+# together, the other layout ([Check your code](../chapter-3/check-your-code.py)).
+#
 # ### Exercise 1: Constant along the diagonals
 #
 # Put the same query at every position and the same key at every position, and compute all

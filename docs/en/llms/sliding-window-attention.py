@@ -317,6 +317,11 @@ print(f"share kept: {kept / hide.numel():.3f}; causal attention alone keeps {409
 #
 # ## Exercises
 #
+# Written your own `MultiHeadAttentionWithSWA`? `attention-check` compares it with this
+# page's class holding your weights, and checks that each token sees itself and the
+# `sliding_window_size - 1` tokens before it, no more and no fewer
+# ([Check your code](../chapter-3/check-your-code.py)).
+#
 # ### Exercise 1: How far back can a token reach?
 #
 # Stack three layers with a window of 3 and find which input tokens the last output

@@ -7,11 +7,13 @@ from collections.abc import Callable
 
 from .checks import CHECKS, run_checks
 from .class_checks import ClassSubject
-from .components import find_components, source_of
+from .components import Component, find_components, source_of
 from .function_checks import FunctionSubject
 from .locate import Locator
 from .messages import msg
 from .result import Result
+from .todays import ROLES as TODAY_ROLES
+from .todays import TodaySubject
 
 
 def _unfinished(key: str, **params: object) -> list[dict]:
@@ -21,6 +23,17 @@ def _unfinished(key: str, **params: object) -> list[dict]:
         "fail" if key == "fail_stuck" else "skip", msg(key, **params), check="runs"
     )
     return [result.as_dict() for result in results]
+
+
+def _subject(
+    component: Component, locator: Locator, sources: list[str]
+) -> ClassSubject | FunctionSubject | TodaySubject:
+    """What checks ``component``: a function, one of chapter 3's classes or one of today's."""
+    if inspect.isfunction(component.obj):
+        return FunctionSubject(component, locator, sources)
+    if component.role in TODAY_ROLES:
+        return TodaySubject(component, locator, sources)
+    return ClassSubject(component, locator, sources)
 
 
 def analyse(
@@ -46,8 +59,7 @@ def analyse(
         if component.role is None:
             entries.append({**entry, "checks": [], "reason": component.reason})
             continue
-        kind = FunctionSubject if inspect.isfunction(component.obj) else ClassSubject
-        subject = kind(component, locator, sources)
+        subject = _subject(component, locator, sources)
         if isinstance(subject, FunctionSubject) and not subject.binds():
             continue  # named like a helper of the book's, but not called like one: the learner's
         try:

@@ -15,17 +15,22 @@ from dataclasses import dataclass
 from . import class_checks as c
 from . import function_checks as f
 from . import properties as p
+from . import todays as t
 from .dropout import dropout
 from .function_checks import FunctionSubject
 from .messages import msg
 from .result import Result, skipped
 from .subject import ClassSubject
+from .todays import TodaySubject
 
 SINGLE = frozenset({"SelfAttention_v1", "SelfAttention_v2"})
 CAUSAL = frozenset({"CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention"})
 CLASSES = SINGLE | CAUSAL
 HEADS = frozenset({"MultiHeadAttentionWrapper", "MultiHeadAttention"})
-FUNCTIONS = frozenset({"attention_function", "softmax", "context", "scores"})
+FUNCTIONS = frozenset({"attention_function", "softmax", "context", "scores", "compute_rope_params",
+                       "apply_rope"})  # fmt: skip
+TODAY = frozenset(t.ROLES)
+GQA, SWA = frozenset({"GroupedQueryAttention"}), frozenset({"MultiHeadAttentionWithSWA"})
 
 
 @dataclass(frozen=True)
@@ -55,11 +60,20 @@ TABLE = (
     Check("dropout", CAUSAL, ("constructs",), dropout),
     Check("heads", HEADS, ("shape",), c.heads),
     Check("out_proj", frozenset({"MultiHeadAttention"}), ("shape",), c.explained("out_proj")),
+    # Today's attention (`todays`), and the rotary functions.
+    Check("constructs", TODAY, (), t.constructs),
+    Check("runs", TODAY, ("constructs",), t.runs),
+    Check("shape", TODAY, ("runs",), t.shape),
+    Check("matches_book", TODAY, ("shape",), t.matches_book),
+    Check("causal", TODAY, ("runs",), t.causal),
+    Check("window", SWA, ("runs",), t.window),
+    Check("kv_groups", GQA, ("runs",), t.kv_groups),
+    Check("rotation", frozenset({"apply_rope"}), ("runs",), f.rotation),
 )
 CHECKS = tuple(dict.fromkeys(check.name for check in TABLE))
 
 
-def run_checks(subject: ClassSubject | FunctionSubject) -> list[Result]:
+def run_checks(subject: ClassSubject | FunctionSubject | TodaySubject) -> list[Result]:
     """Every check of `CHECKS` on ``subject``, in order: pass, fail or skip, with why."""
     role = subject.role
     results: dict[str, Result] = {}

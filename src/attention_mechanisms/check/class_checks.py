@@ -199,11 +199,11 @@ def _difference(s: ClassSubject, outcome: Outcome) -> tuple[Message, str]:
     if (head_dim := _head_dim_message(s, outcome)) is not None:
         return msg("at_probe", probe=describe(outcome.probe), cause=head_dim), "head_dim_d_in"
     if reused := stages.reused(s):
-        return _reused_message(s, reused), s.role
+        return stages.reused_message(s, reused), s.role
     book = book_forward(s.role, mappings[0], outcome.x, BOOK)
     differs = ~torch.isclose(y.float(), book.float(), rtol=0, atol=TOLERANCE, equal_nan=True)
     index = tuple(int(i) for i in differs.nonzero()[0])
-    never = stages.unused(s, outcome)
+    never = stages.unused(module, outcome.x, y)
     message = msg(
         "fail_differs_unused" if never else "fail_differs", index=str(index),
         mine=f"{y[index].item():.4f}", book=f"{book[index].item():.4f}", names=", ".join(never),
@@ -213,47 +213,12 @@ def _difference(s: ClassSubject, outcome: Outcome) -> tuple[Message, str]:
     return message, s.role
 
 
-_ROLE_WORDS = {"query": "role_queries", "key": "role_keys", "value": "role_values"}
-_VARIABLES = {"query": "queries", "key": "keys", "value": "values"}
-
-
-def _reused_message(s: ClassSubject, reused: list[tuple[str, str]]) -> Message:
-    """ "the values equal the keys: values = W_key(x)? (W_value is never used)"."""
-    role, name = reused[0]
-    other = next(r for r in stages.ROLES if _named_as(s, r) == name)
-    return msg(
-        "cause_reused", cls=s.cls.__name__, role=msg(_ROLE_WORDS[role]),
-        other=msg(_ROLE_WORDS[other]), variable=_VARIABLES[role], name=name,
-        own=_named_as(s, role),
-    )  # fmt: skip
-
-
-def _named_as(s: ClassSubject, role: str) -> str:
-    """The learner's name of the projection whose name says ``role``."""
-    outcome = s.outcome(s.probes[0])
-    probe = outcome.probe
-    maps = stages.named(outcome.module, probe.d_in, probe.d_out) if outcome.module else None
-    return maps[stages.ROLES.index(role)].name if maps else role
-
-
-def _exchanged_message(s: ClassSubject, exchanged: list[tuple[str, str]]) -> Message:
-    """Queries and keys swapped (the scores are keys @ queries.T), or other roles traded."""
-    roles = {role for role, _ in exchanged}
-    if roles == {"query", "key"}:
-        return msg(
-            "cause_query_key_swapped", cls=s.cls.__name__, query_name=_named_as(s, "query"),
-            key_name=_named_as(s, "key"),
-        )  # fmt: skip
-    changes = ", ".join(f"{_VARIABLES[role]} = {name}(x)" for role, name in exchanged)
-    return msg("cause_roles_exchanged", cls=s.cls.__name__, changes=changes)
-
-
 def matches_book(s: ClassSubject) -> Result:
     if _shared_heads(s):
         return skipped("skip_differs_as", check="heads")
     verdict = s.verdict
     if verdict.outcome is None and (exchanged := stages.exchanged(s)):
-        return failed(_exchanged_message(s, exchanged), s.role)
+        return failed(stages.exchanged_message(s, exchanged), s.role)
     if verdict.outcome is None:  # no probe where the outputs differ
         return passed(
             "pass_matches",

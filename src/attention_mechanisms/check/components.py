@@ -33,6 +33,13 @@ BOOK_PARAMETERS = {
         "d_in", "d_out", "context_length", "dropout", "num_heads", "qkv_bias",
     ),
     "MultiHeadAttention": ("d_in", "d_out", "context_length", "dropout", "num_heads", "qkv_bias"),
+    # Today's attention, with the package's signatures (`todays`).
+    "GroupedQueryAttention": ("d_in", "d_out", "dropout", "num_heads", "num_kv_groups", "qkv_bias"),
+    "MultiHeadAttentionWithSWA": (
+        "d_in", "d_out", "dropout", "num_heads", "qkv_bias", "sliding_window_size",
+    ),
+    "MultiHeadLatentAttention": ("d_in", "d_out", "dropout", "num_heads", "qkv_bias", "latent_dim"),
+    "GatedDeltaNet": ("d_in", "d_out", "dropout", "num_heads", "qkv_bias"),
 }  # fmt: skip
 _NAMES = {
     "selfattentionv1": "SelfAttention_v1",
@@ -49,6 +56,16 @@ _NAMES = {
     "causalmultiheadattention": "MultiHeadAttention",
     "mha": "MultiHeadAttention",
     "multiheadwrapper": "MultiHeadAttentionWrapper",
+    "groupedqueryattention": "GroupedQueryAttention",
+    "gqa": "GroupedQueryAttention",
+    "multiqueryattention": "GroupedQueryAttention",
+    "multiheadattentionwithswa": "MultiHeadAttentionWithSWA",
+    "slidingwindowattention": "MultiHeadAttentionWithSWA",
+    "swa": "MultiHeadAttentionWithSWA",
+    "multiheadlatentattention": "MultiHeadLatentAttention",
+    "latentattention": "MultiHeadLatentAttention",
+    "mla": "MultiHeadLatentAttention",
+    "gateddeltanet": "GatedDeltaNet",
 }
 # What learners call the book's parameters.
 _SYNONYMS = {
@@ -62,7 +79,18 @@ _SYNONYMS = {
     "num_heads": {"num_heads", "n_heads", "n_head", "heads", "head_count", "num_head", "nhead",
                   "num_attention_heads"},
     "qkv_bias": {"qkv_bias", "bias", "use_bias", "add_bias"},
+    "num_kv_groups": {"num_kv_groups", "n_kv_groups", "num_kv_heads", "n_kv_heads", "kv_groups",
+                      "num_groups", "n_groups"},
+    "sliding_window_size": {"sliding_window_size", "sliding_window", "window_size", "window"},
+    "latent_dim": {"latent_dim", "kv_lora_rank", "d_latent", "latent_size", "d_c"},
 }  # fmt: skip
+# What each of today's roles takes that chapter 3's do not: a learner's class that takes it
+# is placed in that role whatever its name.
+_TODAY_PARAMETERS = {
+    "num_kv_groups": "GroupedQueryAttention",
+    "sliding_window_size": "MultiHeadAttentionWithSWA",
+    "latent_dim": "MultiHeadLatentAttention",
+}
 
 
 @dataclass
@@ -139,6 +167,9 @@ def map_parameters(learner: list[str], role: str) -> dict[str, str]:
 def _class_role(cls: type[object]) -> tuple[str | None, dict]:
     names = set(constructor_parameters(cls))
     known = {book for book, synonyms in _SYNONYMS.items() if names & synonyms}
+    for book, today in _TODAY_PARAMETERS.items():
+        if book in known:
+            return today, {}
     if (role := _NAMES.get(_key(cls.__name__))) is not None:
         # A "CausalSelfAttention" with heads, as nanoGPT names it, is multi-head attention.
         heads = "num_heads" in known or re.search(r"\bn_heads?\b|num_heads", init_source(cls))
@@ -191,6 +222,8 @@ def _function_role(function: FunctionType) -> tuple[str | None, dict]:
     parameters = list(inspect.signature(function).parameters)
     if name.startswith(_NOT_HELPERS):
         return None, {"key": "reason_shows", "name": function.__name__}
+    if "rope" in name or "rotary" in name:  # compute_rope_params, apply_rope
+        return ("compute_rope_params" if "param" in name or "freq" in name else "apply_rope"), {}
     if len(parameters) >= 3 and [_key(p)[:1] for p in parameters[:3]] == ["q", "k", "v"]:
         return "attention_function", {}
     if "softmax" in name and parameters:

@@ -15,6 +15,7 @@ from functools import cached_property
 import torch
 from torch import Tensor
 
+from ..rope import apply_rope, compute_rope_params, interleaved_to_halves
 from .causes import Failure, error_cause
 from .components import Component
 from .locate import Locator
@@ -38,9 +39,12 @@ def _attention(q: Tensor, k: Tensor, v: Tensor, hide: Tensor | None = None) -> T
 _WEIGHTS = torch.softmax(INPUTS @ INPUTS.T, dim=-1)
 _ROW = _WEIGHTS[1]  # the weights of "journey", the book's query in 3.3.1
 _QKV2 = (_Q[0, 0], _K[0, 0], _V[0, 0])  # one sequence, one head: (6, 3)
+_ROPE = compute_rope_params(8, 10_000, 6)  # (cos, sin): (6, 8) each
+_X = torch.rand(2, 3, 6, 8, generator=torch.Generator().manual_seed(3))  # (b, h, T, d)
+_HALVES = interleaved_to_halves(8)  # features 0, 2, 4, 6, 1, 3, 5, 7
 # role -> its cases: (arguments, the book's answer), the way the book calls it first; a
 # function is checked on the first case that it runs on with the answer's shape.
-CASES: dict[str, list[tuple[tuple[Tensor, ...], Tensor]]] = {
+CASES: dict[str, list[tuple[tuple[object, ...], Tensor]]] = {
     "attention_function": [(_QKV, _attention(*_QKV)), (_QKV2, _attention(*_QKV2))],
     "softmax": [((INPUTS @ INPUTS[1],), torch.softmax(INPUTS @ INPUTS[1], dim=0))],
     "context": [
@@ -49,6 +53,11 @@ CASES: dict[str, list[tuple[tuple[Tensor, ...], Tensor]]] = {
         ((INPUTS, _WEIGHTS), _WEIGHTS @ INPUTS),  # (inputs, weights), as some write it
         ((INPUTS, _ROW), _ROW @ INPUTS),
     ],
+    "compute_rope_params": [
+        ((8, 10_000, 6), torch.stack(_ROPE)),
+        ((16, 500_000, 5), torch.stack(compute_rope_params(16, 500_000, 5))),
+    ],
+    "apply_rope": [((_X, *_ROPE), apply_rope(_X, *_ROPE))],
     "scores": [
         ((INPUTS,), INPUTS @ INPUTS.T),
         ((INPUTS, INPUTS[1]), INPUTS @ INPUTS[1]),
@@ -59,6 +68,19 @@ CASES: dict[str, list[tuple[tuple[Tensor, ...], Tensor]]] = {
 
 def _first(out: object) -> object:
     return out[0] if isinstance(out, tuple) and out else out  # (context, weights)
+
+
+def _both(out: object) -> object:
+    """``(cos, sin)`` as one tensor, as `CASES` holds the book's."""
+    if isinstance(out, tuple | list) and len(out) == 2:
+        cos, sin = out
+        if isinstance(cos, Tensor) and isinstance(sin, Tensor) and cos.shape == sin.shape:
+            return torch.stack((cos, sin))
+    return out
+
+
+# How a role's answer is read: the first of a tuple, or for the angles' tables both.
+_ANSWERS = {"compute_rope_params": _both}
 
 
 @dataclass
@@ -103,7 +125,7 @@ class FunctionSubject:
                 continue  # not a call this function takes
             try:
                 torch.manual_seed(123)
-                out = _first(self.function(*arguments))
+                out = _ANSWERS.get(self.role, _first)(self.function(*arguments))
             except LEARNER_ERRORS as raised:
                 error = error or raised
                 continue
@@ -133,6 +155,8 @@ def shape(s: FunctionSubject) -> Result:
 
 def matches_book(s: FunctionSubject) -> Result:
     answer, book = s.answer
+    if s.role == "apply_rope" and not close(answer, book) and _interleaved(s):
+        return skipped("skip_differs_as", check="rotation")
     answer = answer if isinstance(answer, Tensor) else torch.tensor(float("nan"))
     if close(answer, book):
         return passed("pass_matches_function", tolerance=TOLERANCE)
@@ -175,3 +199,23 @@ def causal(s: FunctionSubject) -> Result:
         if close(out, book):
             return passed(key)
     return failed(msg("fail_causal_function"), "causal") if ran else skipped("skip_takes_no_mask")
+
+
+def _interleaved(s: FunctionSubject) -> bool:
+    """Whether the function rotates neighbouring features (2k, 2k + 1) together, as Meta's
+    reference Llama code does: the book's rotation of the features taken in that order."""
+    answer, _ = s.answer
+    if not isinstance(answer, Tensor):
+        return False
+    inverse = torch.argsort(_HALVES)
+    return close(answer, apply_rope(_X[..., _HALVES], *_ROPE)[..., inverse])
+
+
+def rotation(s: FunctionSubject) -> Result:
+    """Feature k turns with feature k + d/2 (the book's layout), by the book's angles."""
+    answer, book = s.answer
+    if close(answer, book):
+        return passed("pass_rotation")
+    if _interleaved(s):
+        return failed(msg("cause_rope_interleaved"), "rope_layout")
+    return skipped("skip_other_difference")

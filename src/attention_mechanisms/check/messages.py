@@ -53,9 +53,11 @@ def render(message: Message | str, language: str) -> str:
 
 
 def link(topic: str, language: str) -> str:
-    """The address of the site's section on ``topic``, in ``language``."""
+    """The address of the site's section on ``topic``, in ``language``: a page of chapter 3
+    (``"pitfalls#..."``), or of another part (``"llms/grouped-query-attention#..."``)."""
     page, _, anchor = catalogue(language)["links"][topic].partition("#")
-    return f"{SITE}{language}/chapter-3/{page}/" + (f"#{anchor}" if anchor else "")
+    path = page if "/" in page else f"chapter-3/{page}"
+    return f"{SITE}{language}/{path}/" + (f"#{anchor}" if anchor else "")
 
 
 def default_language(environ: Mapping[str, str] = os.environ) -> str:

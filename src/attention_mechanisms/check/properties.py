@@ -46,7 +46,7 @@ def book_output(s: ClassSubject) -> tuple[nn.Module, Tensor, Tensor] | Result:
     return skipped("skip_needs", check="shape" if ran else "runs")
 
 
-def _moved(module: nn.Module, x: Tensor, y: Tensor, token: int) -> Tensor:
+def moved(module: nn.Module, x: Tensor, y: Tensor, token: int) -> Tensor:
     """How far each token's output moves, ``(T,)``, when token ``token`` of ``x`` changes
     (NaN where it stays NaN counts as not moved; an output that no longer runs, as moved)."""
     changed = x.clone()
@@ -72,12 +72,12 @@ def causal(s: ClassSubject) -> Result:
         return ran
     module, x, y = ran
     tokens = x.shape[-2]
-    ahead = _moved(module, x, y, tokens - 1)[:-1]  # earlier tokens, after the last changed
+    ahead = moved(module, x, y, tokens - 1)[:-1]  # earlier tokens, after the last changed
     if bool((ahead <= TOLERANCE).all()):
         keep = "tril(" in s.source and "== 0" in s.source
         return passed("pass_causal_keep_mask" if keep else "pass_causal", n=tokens)
     first = int((ahead > TOLERANCE).nonzero()[0])
-    back = _moved(module, x, y, 0)[-1]  # the last token, after the first changed
+    back = moved(module, x, y, 0)[-1]  # the last token, after the first changed
     key = "cause_mask_hides_past" if back <= TOLERANCE else "cause_future_visible"
     if s.verdict.check:  # a known mistake of another check's lets the future through
         key = "cause_future_visible_as"

@@ -19,6 +19,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
+from .messages import Message, msg
 from .probes import Probe
 from .reference import BOOK, Variant, book_forward
 from .subject import LEARNER_ERRORS, ClassSubject, Outcome, call, close, measured_divisor
@@ -115,24 +116,64 @@ def reused(s: ClassSubject) -> list[tuple[str, str]] | None:
     return _changed(s, distinct=False)
 
 
+_ROLE_WORDS = {"query": "role_queries", "key": "role_keys", "value": "role_values"}
+_VARIABLES = {"query": "queries", "key": "keys", "value": "values"}
+
+
+def reused_message(s: ClassSubject, reused: list[tuple[str, str]]) -> Message:
+    """ "the values equal the keys: values = W_key(x)? (W_value is never used)"."""
+    role, name = reused[0]
+    other = next(r for r in ROLES if _named_as(s, r) == name)
+    return msg(
+        "cause_reused", cls=s.cls.__name__, role=msg(_ROLE_WORDS[role]),
+        other=msg(_ROLE_WORDS[other]), variable=_VARIABLES[role], name=name,
+        own=_named_as(s, role),
+    )  # fmt: skip
+
+
+def _named_as(s: ClassSubject, role: str) -> str:
+    """The learner's name of the projection whose name says ``role``."""
+    outcome = s.outcome(s.probes[0])
+    probe = outcome.probe
+    maps = named(outcome.module, probe.d_in, probe.d_out) if outcome.module else None
+    return maps[ROLES.index(role)].name if maps else role
+
+
+def exchanged_message(s: ClassSubject, exchanged: list[tuple[str, str]]) -> Message:
+    """Queries and keys swapped (the scores are keys @ queries.T), or other roles traded."""
+    roles = {role for role, _ in exchanged}
+    if roles == {"query", "key"}:
+        return msg(
+            "cause_query_key_swapped", cls=s.cls.__name__, query_name=_named_as(s, "query"),
+            key_name=_named_as(s, "key"),
+        )  # fmt: skip
+    changes = ", ".join(f"{_VARIABLES[role]} = {name}(x)" for role, name in exchanged)
+    return msg("cause_roles_exchanged", cls=s.cls.__name__, changes=changes)
+
+
 @torch.no_grad()
-def unused(s: ClassSubject, outcome: Outcome) -> list[str]:
-    """The parameters whose change leaves the output as it was."""
-    module, y = outcome.ran()
+def unused(module: nn.Module, x: Tensor, y: Tensor) -> list[str]:
+    """The parameters whose change leaves the output ``y`` of ``module(x)`` as it was: each is
+    moved both ways, by several times its size (a gate that saturates one way moves the other)."""
     generator = torch.Generator().manual_seed(0)
     found = []
     for name, parameter in module.named_parameters():
         saved = parameter.detach().clone()
-        parameter.add_(torch.randn(parameter.shape, generator=generator).to(parameter.dtype))
-        try:
-            out = call(module, outcome.x)
-        except LEARNER_ERRORS:
-            out = None
-        finally:
-            parameter.copy_(saved)
-        if close(out, y):
+        noise = torch.randn(parameter.shape, generator=generator).to(parameter.dtype)
+        noise = noise * 4 * (1 + saved.abs())
+        outputs = []
+        for sign in (1, -1):
+            parameter.copy_(saved + sign * noise)
+            try:
+                outputs.append(call(module, x))
+            except LEARNER_ERRORS:
+                outputs.append(None)
+            finally:
+                parameter.copy_(saved)
+        if all(close(out, y) for out in outputs):
             found.append(name)
-    return found
+    # Most of them unmoved: the output barely depends on the input; naming them would mislead.
+    return found if len(found) <= len(list(module.parameters())) // 2 else []
 
 
 # What the scores may be divided by, from the key size, all heads' size, the input's size

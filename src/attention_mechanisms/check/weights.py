@@ -105,6 +105,11 @@ def _split(fused: Affine, parts: int, heads: int, per_head: bool) -> list[Affine
     ]
 
 
+def split_map(fused: Affine, parts: int) -> list[Affine]:
+    """A fused map cut into ``parts`` maps of equal width, in blocks (``chunk``, ``split``)."""
+    return _split(fused, parts, 1, per_head=False)
+
+
 def _join(pieces: list[Affine], name: str) -> Affine:
     """Per-head maps side by side: one map of all heads' columns, as the book's."""
     biases = [p.bias for p in pieces if p.bias is not None]
