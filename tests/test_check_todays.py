@@ -132,3 +132,13 @@ def test_weights_are_taken_by_name_or_read_by_their_shapes():
     by_shape = message(report("gqa_own_names_sdpa.py"), "GQA", "matches_book")
     assert "holding your weights (taken by name)" in by_name
     assert "holding your weights (read by their shapes)" in by_shape
+
+
+def test_rotary_functions_are_found_by_the_word_not_by_letters():
+    source = (
+        "# %%\nimport torch\n\n\ndef scale_property(a, b, c):\n    return a\n\n\n"
+        "def apply_rotary_emb(x, cos, sin):\n    return x\n"
+    )
+    assert [(c["name"], c["role"]) for c in check_source(source)["components"]] == [
+        ("apply_rotary_emb", "apply_rope")
+    ]

@@ -213,6 +213,7 @@ def source_of(obj: object) -> str:
 
 
 _NOT_HELPERS = ("plot", "show", "print", "draw", "visuali", "display", "get")
+_ROTARY = re.compile(r"(?:^|_)(?:rope|rotary)(?:_|$)")  # a word: not the "rope" of "property"
 
 
 def _function_role(function: FunctionType) -> tuple[str | None, dict]:
@@ -222,7 +223,7 @@ def _function_role(function: FunctionType) -> tuple[str | None, dict]:
     parameters = list(inspect.signature(function).parameters)
     if name.startswith(_NOT_HELPERS):
         return None, {"key": "reason_shows", "name": function.__name__}
-    if "rope" in name or "rotary" in name:  # compute_rope_params, apply_rope
+    if _ROTARY.search(function.__name__.lower()):  # compute_rope_params, apply_rotary_emb
         return ("compute_rope_params" if "param" in name or "freq" in name else "apply_rope"), {}
     if len(parameters) >= 3 and [_key(p)[:1] for p in parameters[:3]] == ["q", "k", "v"]:
         return "attention_function", {}
