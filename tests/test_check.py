@@ -341,6 +341,13 @@ def test_more_tokens_than_the_notebooks_mask_name_that_mask(buffer):
     assert "self.mask" not in text
 
 
+def test_a_class_that_fails_at_one_size_is_still_compared_where_it_runs(reports):
+    report = reports["mistakes/view_without_contiguous.py"]
+    for check in ("shape", "matches_book"):
+        text = message(report, "MultiHeadAttention", check)
+        assert text.endswith("(at the 5 of 7 shapes where it runs)"), text
+
+
 @pytest.mark.parametrize("name", MISTAKES)
 def test_each_mistake_fails_its_one_check_and_names_the_cause(reports, name):
     component, check, fragment, topic = MISTAKES[name]
@@ -516,6 +523,21 @@ def test_a_forward_that_never_ends_fails_runs_within_the_limit(tmp_path):
     report = checked(path, cell_timeout=2, total_timeout=60)
     assert failures(report)["SelfAttention_v2"] == {"runs"}
     assert "still running after its time limit" in message(report, "SelfAttention_v2", "runs")
+
+
+@needs_alarm
+def test_a_constructor_that_never_ends_fails_constructs_within_the_limit(tmp_path):
+    path = tmp_path / "learner.py"
+    path.write_text(
+        in_class("SelfAttention_v2", "super().__init__()", "while True:\n            pass"),
+        encoding="utf-8",
+    )
+    report = checked(path, cell_timeout=2, total_timeout=60)
+    assert failures(report)["SelfAttention_v2"] == {"constructs"}
+    text = message(report, "SelfAttention_v2", "constructs")
+    assert (
+        text == "the constructor is still running after its time limit: does __init__ loop forever?"
+    )
 
 
 def test_a_notebook_whose_cells_all_fail_is_not_a_pass(tmp_path, capsys):

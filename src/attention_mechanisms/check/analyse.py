@@ -15,12 +15,16 @@ from .result import Result
 from .todays import ROLES as TODAY_ROLES
 from .todays import TodaySubject
 
+# What was running when a component's time ran out: the check that fails, and its message.
+_STUCK = {"constructs": "fail_stuck_constructs", "runs": "fail_stuck"}
 
-def _unfinished(key: str, **params: object) -> list[dict]:
-    """Every check skipped, and ``runs`` failed or skipped with ``key``'s message."""
-    results = [Result("skip", msg("skip_unfinished"), check=check) for check in CHECKS]
-    results[CHECKS.index("runs")] = Result(
-        "fail" if key == "fail_stuck" else "skip", msg(key, **params), check="runs"
+
+def _unfinished(key: str, check: str = "runs", **params: object) -> list[dict]:
+    """Every check skipped, and ``check`` failed (stuck) or skipped with ``key``'s message."""
+    results = [Result("skip", msg("skip_unfinished"), check=name) for name in CHECKS]
+    stuck = key in _STUCK.values()
+    results[CHECKS.index(check)] = Result(
+        "fail" if stuck else "skip", msg(key, **params), check=check
     )
     return [result.as_dict() for result in results]
 
@@ -66,7 +70,8 @@ def analyse(
             results = limited(lambda subject=subject: run_checks(subject))
             entry["checks"] = [result.as_dict() for result in results]
         except timeout:
-            entry["checks"] = _unfinished("fail_stuck")
+            busy = getattr(subject, "busy", "runs")  # what the learner's code was doing
+            entry["checks"] = _unfinished(_STUCK[busy], busy)
         except Exception as error:  # a bug of the checker's, not the learner's: say so
             entry["checks"] = _unfinished(
                 "skip_checker_failed", error=f"{type(error).__name__}: {error}"

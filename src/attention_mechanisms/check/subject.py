@@ -105,6 +105,7 @@ class ClassSubject:
         self.cls: type[nn.Module] = component.obj
         self.names = component.parameters  # the book's parameter -> the learner's
         self._outcomes: dict[Probe, Outcome] = {}
+        self.busy = "runs"  # "constructs" while the learner's constructor runs
 
     @cached_property
     def square(self) -> bool:
@@ -182,10 +183,12 @@ class ClassSubject:
 
     def _run(self, probe: Probe) -> Outcome:
         outcome = Outcome(probe, x=probe.inputs())
+        self.busy = "constructs"  # for the time limit's message, should it run out here
         try:
             outcome.module = self.build(probe)
         except LEARNER_ERRORS as error:
             return replace(outcome, error=error, stage="constructs")
+        self.busy = "runs"
         try:
             outcome.y = call(outcome.module, outcome.x)
         except LEARNER_ERRORS as error:

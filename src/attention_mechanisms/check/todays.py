@@ -99,6 +99,7 @@ class TodaySubject:
         if not (isinstance(self.component.obj, type) and issubclass(self.component.obj, nn.Module)):
             raise TypeError(f"{self.component.name} must be an nn.Module class")
         self.cls: type[nn.Module] = self.component.obj
+        self.busy = "runs"  # "constructs" while the learner's constructor runs
 
     @cached_property
     def runs(self) -> list[Run]:
@@ -108,6 +109,7 @@ class TodaySubject:
     def _run(self, book_cls: type[nn.Module], setting: dict[str, int], n: int) -> Run:
         generator = torch.Generator().manual_seed(n)
         run = Run(setting, torch.rand(2, TOKENS, setting["d_in"], generator=generator))
+        self.busy = "constructs"  # for the time limit's message, should it run out here
         try:
             torch.manual_seed(123)
             arguments = _arguments(self.component.parameters, {**_SHARED, **setting})
@@ -115,6 +117,7 @@ class TodaySubject:
         except LEARNER_ERRORS as error:
             run.error, run.stage = error, "constructs"
             return run
+        self.busy = "runs"
         try:
             run.y = call(run.module, run.x)
         except LEARNER_ERRORS as error:
