@@ -49,7 +49,7 @@ TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 PACKAGE_ENV = ROOT / ".nox" / "package"
 PACKAGE_BIN = PACKAGE_ENV / ("Scripts" if os.name == "nt" else "bin")
 # The test sessions spread their tests over one process per core (pytest-xdist); the tests
-# share nothing but the chapters' cache, whose executions take turns (`book.executor`).
+# share nothing but the chapters' cache, whose executions take turns (`book.execute`).
 # `nox -s tests -- -n 0` runs them in one process, where a debugger works.
 PARALLEL = ("-n", "auto")
 # mkdocs-material announces MkDocs 2 on every build; the project pins mkdocs<2 on purpose.
@@ -327,12 +327,14 @@ def bench(session: nox.Session) -> None:
 
     benchmarks/attention.py times chapter 3's class and the fast ones; then
     benchmarks/todays_attention.py times grouped-query and latent attention and measures
-    the caches as the context grows. `nox -s bench -- --quick` runs small shapes in seconds.
-    Results: build/bench/.
+    the caches as the context grows; benchmarks/training.py times the chapter's training
+    on a quiet machine and beside two busy processes. `nox -s bench -- --quick` runs small
+    shapes in seconds. Results: build/bench/.
     """
     python = package_python(session)
     session.run(python, "benchmarks/attention.py", *session.posargs)
     session.run(python, "benchmarks/todays_attention.py", *session.posargs)
+    session.run(python, "benchmarks/training.py", *session.posargs)
 
 
 @nox.session(venv_backend="none")

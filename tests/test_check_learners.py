@@ -24,7 +24,8 @@ from checking import failures, in_this_process
 from conftest import say
 
 from attention_mechanisms.check.cli import check_file
-from book import include, paths, source
+from book import include
+from book.build import TOOLING, Build
 
 CHAPTER = ("01-why-attention", "02-simple-self-attention", "03-trainable-self-attention",
            "04-causal-attention", "05-multi-head-attention")  # fmt: skip
@@ -57,11 +58,11 @@ def test_each_seed_is_its_fixture(seed):
 
 def chapter_typed_in() -> list[str]:
     """Every code cell of chapter 3's pages, in order, as the pages show them."""
-    cells = []
+    book, cells = Build(TOOLING), []
     for page in CHAPTER:
-        for cell in source.read(paths.english() / "chapter-3" / f"{page}.py").code:
+        for cell in book.chapter(book.english / "chapter-3" / f"{page}.py").code:
             qualified = cell.metadata.get("include")
-            cells.append(include.book_source(qualified) if qualified else cell.source)
+            cells.append(include.book_source(qualified, book.package) if qualified else cell.source)
     return cells
 
 

@@ -11,9 +11,12 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from book import executor, expectations, paths
+from book import expectations
+from book.build import TOOLING, Build
+from book.execute import executed
 
-CHAPTERS = executor.chapters()
+BOOK = Build(TOOLING)
+CHAPTERS = BOOK.chapters()
 # What a chapter may import: the package, what it needs, and the standard library.
 ALLOWED = {"attention_mechanisms", "torch", "matplotlib", *sys.stdlib_module_names}
 
@@ -22,8 +25,7 @@ def downloaded(chapter: Path) -> nbformat.NotebookNode:
     """The notebook the page offers: the cached execution, which the build copies next to
     the page (tests/browser fetches that copy through the page's download link too). The
     real chapters share the repository's cache with the site build, so each executes once."""
-    path, _ = executor.execute(chapter)
-    return nbformat.read(path, as_version=4)
+    return nbformat.read(executed(BOOK, chapter), as_version=4)
 
 
 def imported(nb: nbformat.NotebookNode) -> set[str]:
@@ -52,7 +54,7 @@ def test_every_download_is_a_plain_notebook(chapter):
 def test_a_download_runs_top_to_bottom_in_a_fresh_kernel(tmp_path):
     """The multi-head chapter (its classes come from include cells), outputs cleared, run
     in a new kernel from an empty directory, prints what the page shows."""
-    page = downloaded(paths.english() / "chapter-3" / "05-multi-head-attention.py")
+    page = downloaded(BOOK.english / "chapter-3" / "05-multi-head-attention.py")
     fresh = copy.deepcopy(page)
     for cell in fresh.cells:
         if cell.cell_type == "code":

@@ -1,11 +1,11 @@
-"""book.figures: the built pages' inline figures become files beside them."""
+"""book.publish.externalize: the built pages' inline figures become files beside them."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
 
-from book import figures
+from book import publish
 
 RED = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
@@ -24,7 +24,7 @@ def test_each_inline_figure_moves_to_a_file_named_by_its_content(tmp_path):
     missing = tmp_path / "en" / "404.html"
     missing.write_text(inline(RED, "kept"))
 
-    assert figures.externalize(tmp_path) == 3
+    assert publish.externalize(tmp_path) == 3
     red, blue = (f"figure-{hashlib.sha256(png).hexdigest()[:16]}.png" for png in (RED, BLUE))
     assert page.read_text() == (
         f'<p><img alt="a" src="{red}"></p><img alt="b" src="{blue}"><img alt="c" src="{red}">'
@@ -34,4 +34,4 @@ def test_each_inline_figure_moves_to_a_file_named_by_its_content(tmp_path):
     # A 404 page is served at any address, where a relative one would not resolve.
     assert missing.read_text() == inline(RED, "kept")
     # A second pass finds nothing left to move.
-    assert figures.externalize(tmp_path) == 0
+    assert publish.externalize(tmp_path) == 0

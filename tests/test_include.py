@@ -7,11 +7,15 @@ import textwrap
 
 import pytest
 import torch
+from checkouts import make_checkout
 from torch import nn
 
 import attention_mechanisms as am
 from attention_mechanisms import checks
-from book import BookError, include, paths
+from book import BookError, include
+from book.build import TOOLING, Build
+
+PACKAGE = Build(TOOLING).package  # the book's own package: src/attention_mechanisms
 
 SHOWN = [
     "attention_mechanisms.self_attention.SelfAttention_v1",
@@ -24,7 +28,7 @@ SHOWN = [
 
 @pytest.mark.parametrize("qualified", SHOWN)
 def test_the_shown_class_has_no_docstring_annotation_or_lint_comment(qualified):
-    shown = include.book_source(qualified)
+    shown = include.book_source(qualified, PACKAGE)
     tree = ast.parse(shown)
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef | ast.FunctionDef):
@@ -44,7 +48,7 @@ def _defined(qualified: str) -> type:
     namespace.update(
         {name: getattr(checks, name) for name in dir(checks) if name.startswith("check")}
     )
-    exec(include.book_source(qualified), namespace)
+    exec(include.book_source(qualified, PACKAGE), namespace)
     return namespace[qualified.rpartition(".")[2]]
 
 
@@ -81,9 +85,8 @@ def test_the_shown_class_keeps_the_input_checks():
         cls(3, 5, 6, 0.0, 2)
 
 
-def test_a_long_signature_gets_one_argument_a_line(tmp_path, monkeypatch):
-    package = tmp_path / "attention_mechanisms"
-    package.mkdir()
+def test_a_long_signature_gets_one_argument_a_line(tmp_path):
+    package = make_checkout(tmp_path / "book").package
     (package / "wide.py").write_text(
         textwrap.dedent(
             '''\
@@ -97,8 +100,7 @@ def test_a_long_signature_gets_one_argument_a_line(tmp_path, monkeypatch):
         ),
         encoding="utf-8",
     )
-    monkeypatch.setattr(paths, "PACKAGE", package)
-    assert include.book_source("attention_mechanisms.wide.attend") == textwrap.dedent(
+    assert include.book_source("attention_mechanisms.wide.attend", package) == textwrap.dedent(
         """\
         def attend(
             first_argument,
@@ -122,12 +124,11 @@ def test_a_long_signature_gets_one_argument_a_line(tmp_path, monkeypatch):
 )
 def test_a_bad_name_is_refused(qualified, message):
     with pytest.raises(BookError, match=message):
-        include.book_source(qualified)
+        include.book_source(qualified, PACKAGE)
 
 
-def test_decorators_nested_functions_and_every_kind_of_argument(tmp_path, monkeypatch):
-    package = tmp_path / "attention_mechanisms"
-    package.mkdir()
+def test_decorators_nested_functions_and_every_kind_of_argument(tmp_path):
+    package = make_checkout(tmp_path / "book").package
     (package / "odd.py").write_text(
         textwrap.dedent(
             '''\
@@ -156,8 +157,7 @@ def test_decorators_nested_functions_and_every_kind_of_argument(tmp_path, monkey
         ),
         encoding="utf-8",
     )
-    monkeypatch.setattr(paths, "PACKAGE", package)
-    assert include.book_source("attention_mechanisms.odd.Odd") == textwrap.dedent(
+    assert include.book_source("attention_mechanisms.odd.Odd", package) == textwrap.dedent(
         """\
         class Odd(nn.Module):
             scale = 2.0  # a class attribute with a value

@@ -7,10 +7,12 @@ import math
 import pytest
 import torch
 
-from attention_mechanisms import MultiHeadAttention
+from attention_mechanisms import MultiHeadAttention, induction
 from attention_mechanisms.induction import (
+    TRAINING_THREADS,
     AttentionOnlyTransformer,
     repeated_tokens,
+    torch_threads,
     train_induction,
 )
 from attention_mechanisms.interpret import (
@@ -20,6 +22,7 @@ from attention_mechanisms.interpret import (
     zero_heads,
 )
 from book import trained
+from book.build import TOOLING, Build
 
 
 def small_model(seed: int = 0, num_heads: int = 2) -> AttentionOnlyTransformer:
@@ -204,6 +207,84 @@ def test_training_is_reproducible_from_its_seed():
     assert not model.training and model.context_length == 25
 
 
+CALLERS_THREADS = 3  # what the caller set: not TRAINING_THREADS, so a switch shows
+
+
+@pytest.fixture
+def caller_threads():
+    """The caller runs torch on `CALLERS_THREADS` threads; after the test, on those it had."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(CALLERS_THREADS)
+    assert CALLERS_THREADS != TRAINING_THREADS
+    try:
+        yield CALLERS_THREADS
+    finally:
+        torch.set_num_threads(before)
+
+
+def watched_steps(monkeypatch, fail_at: int | None = None) -> list[int]:
+    """The number of torch threads at each training step, seen from inside it: the loop
+    draws each step's data with `repeated_tokens`. Step ``fail_at`` (1-based) raises."""
+    seen: list[int] = []
+
+    def drawing(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        if len(seen) == fail_at:
+            raise RuntimeError(f"stopped in step {fail_at}")
+        return repeated_tokens(*args, **kwargs)
+
+    monkeypatch.setattr(induction, "repeated_tokens", drawing)
+    return seen
+
+
+def test_training_runs_on_one_thread_and_gives_the_callers_back(caller_threads, monkeypatch):
+    # One thread: a step is a few hundred small kernels, which a second thread only slows
+    # down on a busy machine (see TRAINING_THREADS).
+    assert TRAINING_THREADS == 1
+    seen = watched_steps(monkeypatch)
+    model, losses = train_induction(steps=4, seed=7, d_model=16)
+    assert seen == [TRAINING_THREADS] * 4 and len(losses) == 4
+    assert torch.get_num_threads() == caller_threads
+    # The caller's threads serve the caller again: the model runs on them.
+    with torch.no_grad():
+        model(repeated_tokens(2, 4, 64, generator=torch.Generator().manual_seed(0)))
+    assert torch.get_num_threads() == caller_threads
+
+
+def test_the_callers_threads_come_back_when_training_raises(caller_threads, monkeypatch):
+    seen = watched_steps(monkeypatch, fail_at=3)
+    with pytest.raises(RuntimeError, match="stopped in step 3"):
+        train_induction(steps=10, seed=7, d_model=16)
+    assert seen == [TRAINING_THREADS] * 3
+    assert torch.get_num_threads() == caller_threads
+
+
+def test_torch_threads_sets_the_count_for_its_block_only(caller_threads):
+    with torch_threads(2):
+        assert torch.get_num_threads() == 2
+        with pytest.raises(KeyError), torch_threads(1):
+            assert torch.get_num_threads() == 1
+            raise KeyError("inside")
+        assert torch.get_num_threads() == 2  # restored after an error in the block
+    assert torch.get_num_threads() == caller_threads
+
+
+@pytest.mark.parametrize(
+    ("count", "error", "message"),
+    [
+        (0, ValueError, "count must be a positive int; got 0"),
+        (-1, ValueError, "count must be a positive int; got -1"),
+        (1.0, TypeError, r"count must be a positive int; got 1\.0 \(float\)"),
+        (True, TypeError, r"count must be a positive int; got True \(bool\)"),
+        ("2", TypeError, r"count must be a positive int; got '2' \(str\)"),
+    ],
+)
+def test_torch_threads_refuses_a_bad_count(caller_threads, count, error, message):
+    with pytest.raises(error, match=message), torch_threads(count):
+        pytest.fail("the block ran with a bad count")
+    assert torch.get_num_threads() == caller_threads  # nothing was changed
+
+
 @pytest.mark.parametrize(
     ("lengths", "message"),
     [((5,), r"half_lengths must be \(low, high\); got \(5,\)"), ((6, 4), "low <= high; got")],
@@ -219,7 +300,8 @@ def test_the_chapters_model_learns_induction_on_sequences_it_never_saw():
     The model is the chapter's, ``train_induction()`` at its defaults, exported with its
     losses when the chapter executed (`book.trained`): it is trained once, not again here.
     """
-    model, losses = trained.model(), trained.exported()["losses"]
+    book = Build(TOOLING)
+    model, losses = trained.model(book), trained.exported(book)["losses"]
     assert sum(losses[-200:]) / 200 < sum(losses[:200]) / 200 - 1.0
     generator = torch.Generator().manual_seed(31337)
     data = [repeated_tokens(200, half, 64, generator=generator) for half in range(4, 13)]

@@ -1,6 +1,6 @@
-"""One pass through the build (tools/book): each chapter parsed and looked up once per build
-process and handed along, each catalog merged once, the tooling hashed once, every path and
-the book's language said once, and the route from source to page naming what exists."""
+"""One pass through the build (tools/book): each chapter parsed, keyed and executed once per
+build (`book.build.Build`), each catalog merged once, every edit seen by the key, every path
+and the book's language said once, and the route from source to page naming what exists."""
 
 from __future__ import annotations
 
@@ -9,15 +9,16 @@ import collections
 import importlib
 import os
 import re
-import shutil
 import time
 from pathlib import Path
 
 import pytest
+from checkouts import make_checkout, write_chapter
 
 import book
-from book import catalog, checker, executor, keys, paths, site_pages, source
-from book.executor import execute
+from book import compose, execute, source, translate
+from book.build import TOOLING, Build
+from book.check import check, update
 
 TOOLS = Path(book.__file__).parent
 
@@ -43,77 +44,75 @@ def fresh_parses():
     source._parsed.cache_clear()
 
 
+def by_chapter(build: Build, chapter: source.Chapter) -> Path:
+    return chapter.path
+
+
 def test_an_english_build_parses_keys_and_executes_each_chapter_once(monkeypatch, fresh_parses):
-    parses = counting(monkeypatch, source, "parse")
-    keyed = counting(monkeypatch, keys, "cache_key", key=lambda chapter: chapter.path)
-    chapters = executor.chapters()
+    parses = counting(monkeypatch, source, "parse", key=lambda text, path, name: path)
+    keyed = counting(monkeypatch, execute, "cache_key", key=by_chapter)
+    build = Build(TOOLING)
+    chapters = build.chapters()
     for chapter in chapters:  # what the hook's on_files does for English
-        site_pages.english_chapter(chapter.relative_to(paths.english()).as_posix())
+        compose.english_chapter(build, chapter.relative_to(build.english).as_posix())
     assert set(parses) == set(keyed) == set(chapters)
     assert set(parses.values()) == set(keyed.values()) == {1}, (parses, keyed)
+    assert set(build.executions) == set(chapters)
 
 
 def test_a_translation_merges_each_catalog_and_parses_each_chapter_once(monkeypatch, fresh_parses):
-    parses = counting(monkeypatch, source, "parse")
-    keyed = counting(monkeypatch, keys, "cache_key", key=lambda chapter: chapter.path)
-    merges = counting(monkeypatch, catalog, "merged")
-    sources, _ = site_pages.translated("vi")
-    pages = {paths.english() / page.uri for page in sources}
+    parses = counting(monkeypatch, source, "parse", key=lambda text, path, name: path)
+    keyed = counting(monkeypatch, execute, "cache_key", key=by_chapter)
+    merges = counting(monkeypatch, translate, "merged")
+    build = Build(TOOLING)
+    sources, _ = compose.translated(build, "vi")
+    pages = {build.english / page.uri for page in sources}
     assert set(merges) == pages and set(merges.values()) == {1}, merges
-    assert set(parses) == set(keyed) == set(executor.chapters())
+    assert set(parses) == set(keyed) == set(build.chapters())
     assert set(parses.values()) == set(keyed.values()) == {1}, (parses, keyed)
 
 
-def test_check_and_update_read_the_notebook_they_are_handed_and_execute_nothing(
-    tmp_path, monkeypatch
-):
-    monkeypatch.setattr(paths, "CACHE", tmp_path / "cache")
-    chapter = tmp_path / "chapter.py"
-    chapter.write_text("# %%\nprint(6 * 7)\n", encoding="utf-8")
-    notebook, ran = execute(chapter)
+def test_check_and_update_read_the_builds_execution_and_execute_nothing(tmp_path, monkeypatch):
+    build = make_checkout(tmp_path / "book")
+    chapter = write_chapter(build.english, "# %%\nprint(6 * 7)\n")
+    notebook, ran = execute.execute(build, chapter)
     assert ran
 
-    def refuse(path):
-        raise AssertionError(f"executed {path} again")
+    def refuse(build, parsed, target):
+        raise AssertionError(f"executed {parsed.name} again")
 
-    monkeypatch.setattr(checker, "execute", refuse)
-    (error,) = checker.check(chapter, executed=notebook).errors
+    monkeypatch.setattr(execute, "_run", refuse)
+    (error,) = check(build, build.chapter(chapter)).errors
     assert "printed output but states none" in error
-    assert checker.update(chapter, executed=notebook) is True
+    assert update(build, chapter) is True
     assert chapter.read_text(encoding="utf-8") == "# %%\nprint(6 * 7)\n# Out:\n# 42\n"
-    assert checker.check(chapter, executed=notebook).errors == []
+    assert check(build, build.chapter(chapter)).errors == []
+    # The next build finds the same execution: the stated outputs are not in its key.
+    assert execute.execute(Build(build.root), chapter) == (notebook, False)
 
 
 def test_a_parsed_chapter_is_shared_and_a_changed_file_is_parsed_again(tmp_path, fresh_parses):
     chapter = tmp_path / "chapter.py"
     chapter.write_text("# %%\nprint(1)\n# Out:\n# 1\n", encoding="utf-8")
-    first = source.read(chapter)
-    assert source.read(chapter) is first
+    first = source.read(chapter, "chapter.py")
+    assert source.read(chapter, "chapter.py") is first
     chapter.write_text("# %%\nprint(2)\n# Out:\n# 2\n", encoding="utf-8")
-    second = source.read(chapter)
+    second = source.read(chapter, "chapter.py")
     assert second.cells[0].expected == ("2",) and first.cells[0].expected == ("1",)
     rewritten = second.stating([["3"]])  # a new chapter; the shared one is unchanged
     assert rewritten.text() == "# %%\nprint(2)\n# Out:\n# 3\n"
-    assert source.read(chapter).text() == "# %%\nprint(2)\n# Out:\n# 2\n"
+    assert source.read(chapter, "chapter.py").text() == "# %%\nprint(2)\n# Out:\n# 2\n"
     with pytest.raises(ValueError, match="2 outputs for 1 code cells"):
         second.stating([["3"], None])
 
 
 @pytest.fixture
-def tooling(tmp_path, monkeypatch):
-    """The files the cache key hashes, as copies in ``tmp_path``, last modified an hour ago."""
-    monkeypatch.setattr(keys, "_last", None)
-    package = tmp_path / "package"
-    package.mkdir()
-    (package / "module.py").write_text("x = 1\n", encoding="utf-8")
-    monkeypatch.setattr(paths, "PACKAGE", package)
-    for module in (importlib.import_module(f"book.{name}") for name in keys.TOOLING):
-        copy = tmp_path / "tools" / Path(str(module.__file__)).name
-        copy.parent.mkdir(exist_ok=True)
-        shutil.copyfile(str(module.__file__), copy)
-        monkeypatch.setattr(module, "__file__", str(copy))
+def tooling(tmp_path) -> Build:
+    """A checkout whose package is one module, every file last modified an hour ago."""
+    build = make_checkout(tmp_path / "book")
+    (build.package / "module.py").write_text("x = 1\n", encoding="utf-8")
     settle(tmp_path)
-    return package
+    return build
 
 
 def settle(folder: Path) -> None:
@@ -123,45 +122,46 @@ def settle(folder: Path) -> None:
         os.utime(path, (hour_ago, hour_ago))
 
 
-def test_the_tooling_is_read_once_while_unchanged_and_each_edit_is_seen(
-    tooling, tmp_path, monkeypatch
-):
-    reads = counting(monkeypatch, keys, "_read_digest", key=lambda *args: "read")
-    chapter = tmp_path / "chapter.py"
-    chapter.write_text("# %%\nprint(1)\n", encoding="utf-8")
-    key = keys.cache_key(source.read(chapter))
-    assert [keys.cache_key(source.read(chapter)) for _ in range(3)] == [key] * 3
-    assert reads["read"] == 1  # settled files: compared by size and time only
+def test_the_key_is_the_same_while_nothing_changes_and_each_edit_is_seen(tooling):
+    chapter = write_chapter(tooling.english, "# %%\nprint(1)\n")
+    settle(tooling.root)
 
-    module = tooling / "module.py"
+    def key() -> str:  # each time a new build: nothing it found before is reused
+        build = Build(tooling.root)
+        return execute.cache_key(build, build.chapter(chapter))
+
+    first = key()
+    assert [key() for _ in range(3)] == [first] * 3
+
+    module = tooling.package / "module.py"
     module.write_text("x = 2\n", encoding="utf-8")  # the same size, just now
-    edited = keys.cache_key(source.read(chapter))
-    assert edited != key and reads["read"] == 2
-    # A second edit within the same clock tick keeps the file's time and size: since the
-    # files were modified just now, they are read again, and the edit is seen.
+    edited = key()
+    assert edited != first
+    # A second edit within the same clock tick keeps the file's time and size: the edit is
+    # seen all the same.
     before = module.stat()
     module.write_text("x = 3\n", encoding="utf-8")
     os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns))
-    again = keys.cache_key(source.read(chapter))
-    assert again not in (key, edited) and reads["read"] == 3
+    again = key()
+    assert again not in (first, edited)
 
-    settle(tmp_path)
-    assert keys.cache_key(source.read(chapter)) == again and reads["read"] == 4
-    assert keys.cache_key(source.read(chapter)) == again and reads["read"] == 4
+    settle(tooling.root)
+    assert key() == again
+    assert key() == again
 
 
-# The words that name the book's places and its own language: `book.paths` says each once.
+# The words that name the book's places and its own language: `book.build` says each once.
 SAID_ONCE = {"en", "docs", "src", ".cache", "node_modules", "mkdocs.yml", "attention_mechanisms"}
 
 
 @pytest.mark.parametrize("module", sorted(TOOLS.glob("*.py")), ids=lambda p: p.name)
-def test_paths_and_the_english_language_are_said_in_book_paths_only(module):
+def test_paths_and_the_english_language_are_said_in_book_build_only(module):
     said = [
         f"line {node.lineno}: {node.value!r}"
         for node in ast.walk(ast.parse(module.read_text(encoding="utf-8")))
         if isinstance(node, ast.Constant) and node.value in SAID_ONCE
     ]
-    assert (said != []) == (module.name == "paths.py"), said
+    assert (said != []) == (module.name == "build.py"), said
 
 
 def resolve(dotted: str) -> object:

@@ -6,10 +6,14 @@ from types import SimpleNamespace
 
 import pytest
 from bs4 import BeautifulSoup
+from checkouts import make_checkout
 from mkdocs.exceptions import PluginError
 
-from book import mkdocs_hooks
+from book import hooks
+from book.build import TOOLING, Build
 from book.page import PageError, PageInfo, anchors, edit, with_code
+
+ENGLISH = str(Build(TOOLING).english)  # the real book's, whose API reference pages it links to
 
 WORDS = {
     "source": "Full source, with docstrings: {name} in the API reference.",
@@ -24,7 +28,13 @@ WORDS = {
 
 def edited(html: str, **info) -> tuple[BeautifulSoup, list[str]]:
     soup = BeautifulSoup(html, "html.parser")
-    defaults = {"uri": "chapter-3/chapter.py", "language": "en", "notebook": True, "words": WORDS}
+    defaults = {
+        "uri": "chapter-3/chapter.py",
+        "language": "en",
+        "english": ENGLISH,
+        "notebook": True,
+        "words": WORDS,
+    }
     warnings = edit(soup, PageInfo(**{**defaults, **info}))
     return soup, warnings
 
@@ -160,23 +170,41 @@ def test_a_heading_with_code_keeps_the_code_in_its_contents_entry_and_anchor():
     assert with_code(content, ("Masks",)) == ("Masks",)  # counts differ: _heading_ids says so
 
 
-def test_the_switcher_leads_to_the_same_page_except_from_the_reference():
-    config = {"extra": {"languages": [{"lang": lang} for lang in ("en", "vi", "zh")]}}
+class Config(dict):
+    """What the hook reads of a MkDocs config: its items and the file it was loaded from."""
+
+    def __init__(self, build: Build, language: str, site_url: str | None = None) -> None:
+        super().__init__(
+            docs_dir=str(build.docs / language), site_url=site_url, theme={"language": language}
+        )
+        self.config_file_path = str(build.config(language))
+
+
+@pytest.fixture
+def book(tmp_path, monkeypatch):
+    """A checkout in English, Vietnamese and Chinese; the hook's state is the test's own."""
+    monkeypatch.setattr(hooks, "_state", None)
+    return make_checkout(tmp_path / "book", languages=("en", "vi", "zh"))
+
+
+def test_the_switcher_leads_to_the_same_page_except_from_the_reference(book):
+    config = Config(book, "en", book.site_url("en"))
+    assert hooks.on_config(config) is config
     page = SimpleNamespace(file=SimpleNamespace(src_uri="chapter-3/exercises.py"))
-    context = mkdocs_hooks.on_page_context({}, page=page, config=config, nav=None)
+    context = hooks.on_page_context({}, page=page, config=config, nav=None)
     assert context["same_page_in"] == ["en", "vi", "zh"]
     page = SimpleNamespace(file=SimpleNamespace(src_uri="reference/functional.md"))
-    context = mkdocs_hooks.on_page_context({}, page=page, config=config, nav=None)
+    context = hooks.on_page_context({}, page=page, config=config, nav=None)
     assert context["same_page_in"] == ["en"]
 
 
-def test_chinese_search_without_its_word_splitter_fails_the_build(monkeypatch):
-    config = {"theme": {"language": "zh"}}
-    assert mkdocs_hooks.on_config(config) is config  # jieba is in the docs group
-    monkeypatch.setattr(mkdocs_hooks.importlib.util, "find_spec", lambda name: None)
+def test_chinese_search_without_its_word_splitter_fails_the_build(book, monkeypatch):
+    config = Config(book, "zh")
+    assert hooks.on_config(config) is config  # jieba is in the docs group
+    monkeypatch.setattr(hooks.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(PluginError, match="'jieba'"):
-        mkdocs_hooks.on_config(config)
-    assert mkdocs_hooks.on_config({"theme": {"language": "vi"}})
+        hooks.on_config(config)
+    assert hooks.on_config(Config(book, "vi"))
 
 
 def test_the_references_source_listings_stay_out_of_the_search_index():

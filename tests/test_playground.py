@@ -16,8 +16,12 @@ from bs4 import BeautifulSoup
 from attention_mechanisms import MultiHeadAttentionWrapper, SelfAttention_v2
 from attention_mechanisms.check.probes import INPUTS
 from attention_mechanisms.induction import AttentionOnlyTransformer
-from book import ROOT, mkdocs_hooks, playground, playground_check, playground_html, trained
+from book import cli, hooks, playground, playground_check, trained
+from book.build import TOOLING, Build
 from book.typeset import node_executable
+
+BOOK = Build(TOOLING)
+MODULE = BOOK.root / playground.MODULE  # attention.js, in this checkout
 
 WORDS = {
     key: f"<{key}>"
@@ -35,7 +39,7 @@ def small_trained_model(monkeypatch):
     and symbols, not a training run (tests/test_trained.py checks the export)."""
     torch.manual_seed(0)
     model = AttentionOnlyTransformer(64, 9, d_model=8, num_heads=2, num_layers=2).eval()
-    monkeypatch.setattr(trained, "model", lambda: model)
+    monkeypatch.setattr(trained, "model", lambda build: model)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -49,7 +53,7 @@ def node():
 
 def test_the_javascript_computes_what_the_package_does_at_every_stage():
     # The default input and random ones of 2 to 8 tokens, float32 and float64.
-    assert playground_check.verify(count=12, seed=1) == []
+    assert playground_check.verify(BOOK, count=12, seed=1) == []
 
 
 @pytest.mark.parametrize(
@@ -65,11 +69,11 @@ def test_the_javascript_computes_what_the_package_does_at_every_stage():
 )
 def test_a_wrong_javascript_fails_and_names_the_stage_and_the_input(tmp_path, change, stage):
     old, new = change
-    text = playground.MODULE.read_text(encoding="utf-8")
+    text = MODULE.read_text(encoding="utf-8")
     assert old in text
     wrong = tmp_path / "attention.js"
     wrong.write_text(text.replace(old, new), encoding="utf-8")
-    problems = playground_check.verify(count=3, module=wrong)
+    problems = playground_check.verify(BOOK, count=3, module=wrong)
     assert problems
     assert problems[0].startswith(f"playground stage {stage}, input [[")
     detail = problems[0].split("]]: ", 1)[1]  # what differs: a value, a shape, the heads
@@ -108,7 +112,19 @@ def test_each_stage_starts_from_the_weights_of_the_books_seed():
 
 
 def test_the_default_view_shows_what_the_chapters_print():
-    assert playground_check.check_defaults(playground_check.stated_runs) == []
+    # What the chapters print when they execute (the real book's cache) ...
+    assert playground_check.check_defaults(BOOK) == []
+    # ... and what they state they print: every default matrix is a run of a # Out: block.
+    for (stage, matrix), uri in playground_check.PRINTED.items():
+        stated = playground_check.stated_runs(BOOK, uri)
+        result = playground.reference(stage, playground.page_data()["inputs"], torch.float32)
+        values = result["context"] if matrix == "context" else result["heads"][0][matrix]
+        ours = [playground.format_value(v) for row in values.tolist() for v in row]
+        assert any(run[i : i + len(ours)] == ours for run in stated for i in range(len(run))), (
+            stage,
+            matrix,
+            uri,
+        )
 
 
 def test_a_default_that_no_chapter_prints_is_reported(monkeypatch):
@@ -121,19 +137,22 @@ def test_a_default_that_no_chapter_prints_is_reported(monkeypatch):
             ("3.3", "weights"): "chapter-3/02-simple-self-attention.py",
         },
     )
-    problems = playground_check.check_defaults(playground_check.stated_runs)
+    problems = playground_check.check_defaults(BOOK)
     assert [p.split(" (")[0] for p in problems] == [
         "playground stage 3.4: the page's default context",
         "playground stage 3.4: the package's default context",
     ]
-    assert all("-0.0739 " in p and "02-simple-self-attention.py" in p for p in problems)
+    assert all(
+        "-0.0739 " in p and p.endswith("docs/en/chapter-3/02-simple-self-attention.py")
+        for p in problems
+    )
 
 
 def test_the_package_results_for_the_browser_tests_are_plain_json():
     rng = random.Random(3)
     random_inputs = playground_check.random_inputs
     cases = [{"stage": s, "inputs": random_inputs(rng, 2.0)} for s in playground.STAGES]
-    results = json.loads(json.dumps(playground.package_results(cases)))
+    results = json.loads(json.dumps(cli.package_results(BOOK, cases)))
     for case, result in zip(cases, results, strict=True):
         n = len(case["inputs"])
         heads = 2 if case["stage"] == "3.6" else 1
@@ -188,7 +207,7 @@ READ = [
 def test_a_typed_number_is_read_as_the_pages_language_writes_it(node):
     script = "const n = require(process.argv[1]); const cases = JSON.parse(process.argv[2]);"
     script += "process.stdout.write(JSON.stringify(cases.map((c) => n.read(c[0], c[1]))));"
-    module = playground.MODULE.with_name("numbers.js")
+    module = MODULE.with_name("numbers.js")
     cases = json.dumps([[typed, decimal] for typed, decimal, _ in READ])
     done = subprocess.run(
         [node, "-e", script, str(module), cases], capture_output=True, text=True, check=True
@@ -206,11 +225,12 @@ def test_a_typed_number_is_read_as_the_pages_language_writes_it(node):
 
 def test_the_widget_carries_its_data_and_the_default_example_as_tables():
     words = {**WORDS, "no_script": "</script><b>no script</b>"}
-    markup = playground_html.widget(words, "../../assets/")
+    markup = playground.widget(words, "../../assets/", trained.manifest(BOOK))
     soup = BeautifulSoup(markup, "html.parser")
     data = json.loads(soup.select_one("script.playground-data").string)
     assert data["words"]["no_script"] == words["no_script"]  # "</" did not end the script
     assert data["tokens"] == playground.TOKENS
+    assert data["trained"] == trained.manifest(BOOK)  # the trained stage's sizes and tensors
     assert set(data["stages"]) == set(playground.STAGES)
     stages = soup.select(".playground-static .playground-stage")
     assert [s.select_one(".playground-stage-title").text for s in stages] == [
@@ -250,26 +270,39 @@ def test_the_widget_carries_its_data_and_the_default_example_as_tables():
     ]
 
 
-def test_the_hook_puts_the_playground_where_the_page_asks_for_it():
-    config = {"extra": {"playground": WORDS}}
+class Config(dict):
+    """What the hook reads of MkDocs' config: its keys, and the file it was loaded from."""
+
+    config_file_path = str(BOOK.config("en"))
+
+
+def test_the_hook_puts_the_playground_where_the_page_asks_for_it(monkeypatch):
+    monkeypatch.setattr(hooks, "_state", None)  # this test's build, forgotten after it
+    config = Config(
+        docs_dir=str(BOOK.english), theme={"language": "en"}, extra={"playground": WORDS}
+    )
+    hooks.on_config(config)  # the Build of the checkout that holds the config
+    assert hooks.state().build.root == BOOK.root and hooks.state().language == "en"
     page = SimpleNamespace(url="chapter-3/playground/")
-    text = f"# Playground\n\nSome words.\n\n{playground_html.MARKER}\n\nMore words.\n"
-    made = mkdocs_hooks.on_page_markdown(text, page, config, None)
-    assert playground_html.MARKER not in made
+    text = f"# Playground\n\nSome words.\n\n{playground.MARKER}\n\nMore words.\n"
+    made = hooks.on_page_markdown(text, page, config, None)
+    assert playground.MARKER not in made
     assert made.startswith('# Playground\n\nSome words.\n\n<div class="attention-playground"')
     assert 'src="../../assets/javascripts/playground.js"' in made
     assert made.endswith("\n\nMore words.\n")
     plain = "# Another page\n"
-    assert mkdocs_hooks.on_page_markdown(plain, page, config, None) is plain
+    assert hooks.on_page_markdown(plain, page, config, None) is plain
 
 
 def test_every_language_names_every_word_of_the_interface():
     def words(config: str) -> dict:
-        loaded = yaml.load((ROOT / config).read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+        loaded = yaml.load((BOOK.root / config).read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
         return loaded["extra"]["playground"]
 
     english = words("mkdocs.yml")
-    for config in sorted(p.name for p in ROOT.glob("mkdocs.*.yml")):
+    configs = sorted(p.name for p in BOOK.root.glob("mkdocs.*.yml"))
+    assert configs == sorted(BOOK.config(language).name for language in BOOK.translations)
+    for config in configs:
         theirs = words(config)
         assert sorted(theirs) == sorted(english), config
         for key, text in english.items():
@@ -279,8 +312,8 @@ def test_every_language_names_every_word_of_the_interface():
 def test_the_widget_weighs_at_most_56_kb_before_compression():
     # 40 KB until issue 34 (typed numbers in the page's language, refusals in words, the
     # queries, keys and values, colour scales, focus rings): 53 KB with it.
-    assets = ROOT / "docs" / "overrides" / "assets"
-    sizes = {path: (assets / path).stat().st_size for path, _ in playground_html.ASSETS}
+    assets = BOOK.docs / "overrides" / "assets"
+    sizes = {path: (assets / path).stat().st_size for path, _ in playground.ASSETS}
     assert sum(sizes.values()) <= 56 * 1024, sizes
     text = "".join((assets / path).read_text(encoding="utf-8") for path in sizes)
     assert "http://" not in text and "https://" not in text  # nothing from another host
@@ -291,6 +324,6 @@ def test_the_widget_weighs_at_most_56_kb_before_compression():
     ["playground.js", "trained.js", "dom.js", "numbers.js", "tables.js", "explain.js", "fields.js"],
 )
 def test_the_page_scripts_are_valid_javascript(node, name):
-    script = playground.MODULE.with_name(name)
+    script = MODULE.with_name(name)
     done = subprocess.run([node, "--check", str(script)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -2,8 +2,9 @@
 
 The README's example prints what its comment says, its quick start is what CI runs and
 installs no Node.js, its attention-check commands parse, it states the Python floor, and
-it stays short. CONTRIBUTING.md describes every nox session, and no relative link in the
-three documents leads nowhere.
+it stays short. CONTRIBUTING.md describes every nox session, its recipes name files that
+exist and every place that lists what they add (tests/test_recipes.py follows each), and no
+relative link in the three documents leads nowhere.
 """
 
 from __future__ import annotations
@@ -130,9 +131,20 @@ def test_the_readme_names_every_public_module_and_every_part_of_the_book():
 
 # CONTRIBUTING.md: short, with recipes whose steps name files that exist.
 MAX_GUIDE_WORDS = 2500
-RECIPES = ("Add a chapter", "Add an attention class", "Add a language")
+RECIPES = (
+    "Add a chapter",
+    "Add an attention class",
+    "Add a language",
+    "Add a check to attention-check",
+)
 # A placeholder in a recipe's path stands for any instance; these instances exist.
-INSTANCES = {"<lang>": "id", "<part>": "llms", "<page>": "latent-attention", "<module>": "causal"}
+INSTANCES = {
+    "<lang>": "id",
+    "<part>": "llms",
+    "<page>": "latent-attention",
+    "<module>": "causal",
+    "<mistake>": "scale_after_softmax",
+}
 FILE_ENDINGS = (".py", ".md", ".yml", ".toml", ".po", ".js", ".css", ".html", ".txt", ".json")
 # What the language recipe must name: the files each language has, and the lists of codes.
 LANGUAGE_FILES = (
@@ -141,7 +153,21 @@ LANGUAGE_FILES = (
     "translations/<lang>.md",
     "src/attention_mechanisms/check/messages/<lang>.toml",
 )
-LANGUAGE_LISTS = ("extra.languages", "LANGUAGES", "QUERIES")
+LANGUAGE_LISTS = ("extra.languages", "LANGUAGES", "QUERIES", "COMMA", "RULES")
+# What the check recipe must name: where a check is declared, its words, the notebook of the
+# mistake it catches, and the tables that hold each check to a case (name: where it is).
+CHECK_FILES = (
+    "src/attention_mechanisms/check/checks.py",
+    "src/attention_mechanisms/check/messages/<lang>.toml",
+    "tests/fixtures/check/mistakes/<mistake>.py",
+    "tests/fixtures/check/README.md",
+    "docs/en/chapter-3/check-your-code.py",
+)
+CHECK_LISTS = {
+    "TABLE": "src/attention_mechanisms/check/checks.py",
+    "MISTAKES": "tests/test_check.py",
+    "BROKEN": "tests/test_check_cases.py",
+}
 
 
 def recipe(title: str) -> str:
@@ -225,13 +251,55 @@ def test_the_language_recipe_names_every_place_that_lists_the_languages():
     assert set(re.findall(r'^\s+"(\w+)":', queries, re.M)) == set(LANGUAGES)
 
 
-def test_the_translators_guide_names_everything_a_new_language_needs():
+def test_a_chapter_that_prints_a_report_per_language_is_in_the_language_recipe():
+    # A cell marked lang="<code>" is shown on that language's page alone: a new language
+    # without its own copy of each such cell shows none of them (tests/test_one_source.py).
+    text = recipe("Add a language")
+    paths = recipe_paths("Add a language")
+    english = ROOT / "docs" / "en"
+    chapters = [
+        path.relative_to(ROOT).as_posix()
+        for path in sorted(english.rglob("*.py"))
+        if re.search(r'^# %%.*\blang="', path.read_text(encoding="utf-8"), re.M)
+    ]
+    assert "docs/en/chapter-3/check-your-code.py" in chapters
+    assert [chapter for chapter in chapters if chapter not in paths] == []
+    assert 'lang="<lang>"' in text
+
+
+def test_the_translators_guide_leads_to_the_one_language_recipe():
+    # The steps are CONTRIBUTING.md's alone: two lists would drift apart.
     text = (ROOT / "translations" / "README.md").read_text(encoding="utf-8")
     section = text.split("## A new language")[1]
-    for name in ("mkdocs.<lang>.yml", "extra.languages", "docs/<lang>/",
-                 "check/messages/<lang>.toml", "LANGUAGES", "QUERIES"):  # fmt: skip
-        assert f"`{name}`" in section, name
     assert "(../CONTRIBUTING.md#add-a-language)" in section
+    assert re.findall(r"^\d+\. ", text, re.M) == [], "translations/README.md lists steps"
+
+
+def test_the_check_recipe_names_every_place_that_lists_the_checks():
+    from attention_mechanisms.check.messages import LANGUAGES
+
+    text = recipe("Add a check to attention-check")
+    paths = recipe_paths("Add a check to attention-check")
+    assert [f for f in CHECK_FILES if f not in paths] == []
+    assert languages_with("src/attention_mechanisms/check/messages/<lang>.toml") == set(LANGUAGES)
+    for name, path in CHECK_LISTS.items():
+        assert f"`{name}`" in text, name
+        assert re.search(rf"^{name}\b[^=\n]*=", (ROOT / path).read_text("utf-8"), re.M), path
+
+
+def test_the_check_your_code_table_lists_every_check():
+    # The recipe's step: each check has its row in the chapter's table, in the table's order.
+    from attention_mechanisms.check.checks import CHECKS
+
+    chapter = (ROOT / "docs" / "en" / "chapter-3" / "check-your-code.py").read_text("utf-8")
+    rows = re.findall(r"^# \| `(\w+)` \|", chapter, re.M)
+    assert rows == list(CHECKS)
+
+
+@pytest.mark.parametrize("title", RECIPES)
+def test_every_recipe_is_followed_by_a_test(title):
+    recipes = (ROOT / "tests" / "test_recipes.py").read_text(encoding="utf-8")
+    assert f'CONTRIBUTING.md, "{title}"' in recipes
 
 
 def test_every_class_the_readme_names_is_the_packages():

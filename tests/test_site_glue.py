@@ -5,28 +5,35 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
+from checkouts import make_checkout, write_chapter
 from mkdocs_jupyter.convert import nb2html
 
-from book import ROOT, BookError, executor, mkdocs_hooks, notebook_html, paths, typeset
+from book import BookError, execute, hooks, notebook_html, typeset
+from book.build import TOOLING, Build
+
+ROOT = TOOLING
+REAL = Build(ROOT)
 
 
-@pytest.fixture(autouse=True)
-def private_caches(tmp_path, monkeypatch):
-    monkeypatch.setattr(paths, "CACHE", tmp_path / "cache")
+@pytest.fixture
+def book(tmp_path) -> Build:
+    """A checkout of its own for each test: its chapters and its caches."""
+    return make_checkout(tmp_path / "book")
 
 
 @pytest.fixture(scope="module")
 def mathjax():
-    if not (typeset.MATHJAX / "package.json").exists():
+    folder = REAL.node_modules / "mathjax"
+    if not (folder / "package.json").exists():
         pytest.fail("node_modules/mathjax is missing: run `npm ci` (nox does)", pytrace=False)
-    process = typeset.MathJax()
+    process = typeset.MathJax(folder)
     yield process
     process.close()
 
@@ -61,11 +68,9 @@ print(6 * 7)
 
 
 @pytest.fixture
-def rendered(tmp_path) -> str:
+def rendered(book) -> str:
     """The chapter as mkdocs-jupyter renders it for this site (its real template)."""
-    chapter = tmp_path / "chapter.py"
-    chapter.write_text(textwrap.dedent(CHAPTER).lstrip(), encoding="utf-8")
-    path, _ = executor.execute(chapter)
+    path, _ = execute.execute(book, write_chapter(book.english, CHAPTER))
     return nb2html(str(path), no_prompt=True, custom_mathjax_url="")
 
 
@@ -94,7 +99,7 @@ def test_a_notebook_page_becomes_material_markup(rendered):
     assert all(output.has_attr("data-search-exclude") for output in outputs)
     # The raised error is shown, as its output.
     assert "ZeroDivisionError" in outputs[-1].get_text()
-    # A cell of one language's page says which (book.lang tags it).
+    # A cell of one language's page says which (book.source tags it).
     assert [cell["data-lang"] for cell in soup.select(".nb-cell[data-lang]")] == ["vi"]
     assert "ba chữ a" in soup.select_one(".nb-cell[data-lang]").get_text()
 
@@ -118,10 +123,13 @@ MARKER = (  # one line in the chapter
 )
 
 
-def test_a_class_shown_as_its_changes_shows_the_diff_then_folds_the_whole_class(tmp_path):
-    chapter = tmp_path / "changes.py"
-    chapter.write_text(textwrap.dedent(CHANGES).lstrip().replace("MARKER", MARKER), "utf-8")
-    path, _ = executor.execute(chapter)
+def test_a_class_shown_as_its_changes_shows_the_diff_then_folds_the_whole_class(book):
+    # The package's own classes, as the real book includes them.
+    shutil.copytree(
+        REAL.package, book.package, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    chapter = write_chapter(book.english, CHANGES.replace("MARKER", MARKER), "changes.py")
+    path, _ = execute.execute(book, chapter)
     soup = simplified(nb2html(str(path), no_prompt=True, custom_mathjax_url=""))
     (group,) = soup.select(".nb-cell > .book-class-changes")
     diff = group.select_one("div.language-diff.highlight > pre > code").get_text()
@@ -141,14 +149,14 @@ def test_a_class_shown_as_its_changes_shows_the_diff_then_folds_the_whole_class(
     assert [o.get_text().strip() for o in soup.select(".nb-output")] == ["2"]
 
 
-def test_diff_from_needs_an_include(tmp_path):
-    chapter = tmp_path / "bad.py"
-    chapter.write_text(
+def test_diff_from_needs_an_include(book):
+    chapter = write_chapter(
+        book.english,
         '# %% diff_from="attention_mechanisms.multihead.MultiHeadAttention"\nx = 1\n',
-        encoding="utf-8",
+        "bad.py",
     )
     with pytest.raises(BookError, match=r"line 1: diff_from= shows an included class"):
-        executor.execute(chapter)
+        execute.execute(book, chapter)
 
 
 def test_solutions_are_folded_at_render_time(rendered):
@@ -265,19 +273,23 @@ class FakePage:
         self.toc = []
 
 
-ENGLISH_CONFIG = {
-    "docs_dir": str(ROOT / "docs" / "en"),
-    "extra": {"translation": {"source": "Full source: {name}."}},
-}
+def presenting(monkeypatch, book: Build, mathjax: typeset.MathJax) -> None:
+    """The hook's state in one English build of ``book`` (what ``on_config`` makes), with the
+    MathJax process of this module."""
+    presenter = hooks.Presenter(book, book.store("pages/en"))
+    presenter.mathjax = mathjax
+    monkeypatch.setattr(hooks, "_state", hooks._State(book, "en", presenter))
 
 
-def test_the_hook_presents_a_chapter_page(rendered, mathjax, monkeypatch):
-    presenter = mkdocs_hooks.render.Presenter.__new__(mkdocs_hooks.render.Presenter)
-    presenter.mathjax, presenter.used = mathjax, set()
-    monkeypatch.setattr(mkdocs_hooks, "_presenter", presenter)
+def test_the_hook_presents_a_chapter_page(book, rendered, mathjax, monkeypatch):
+    config = {
+        "docs_dir": str(book.english),
+        "extra": {"translation": {"source": "Full source: {name}."}},
+    }
+    presenting(monkeypatch, book, mathjax)
     page = FakePage("chapter-3/chapter.py", "chapter-3/chapter/")
     files = FakeFiles({"chapter-3/next.py": "chapter-3/next/", page.file.src_uri: page.file.url})
-    html = mkdocs_hooks.on_page_content(rendered, page=page, config=ENGLISH_CONFIG, files=files)
+    html = hooks.on_page_content(rendered, page=page, config=config, files=files)
     assert '<autoref identifier="attention_mechanisms.functional.causal_mask">' in html
     assert 'href="../next/"' in html
     assert "<mjx-container" in html and "$" not in BeautifulSoup(html, "html.parser").p.text
@@ -287,14 +299,15 @@ def test_the_hook_presents_a_chapter_page(rendered, mathjax, monkeypatch):
         raise AssertionError(f"typeset again: {math}")
 
     monkeypatch.setattr(mathjax, "render", no_typesetting)
-    again = mkdocs_hooks.on_page_content(rendered, page=page, config=ENGLISH_CONFIG, files=files)
+    presenting(monkeypatch, Build(book.root), mathjax)
+    again = hooks.on_page_content(rendered, page=page, config=config, files=files)
     assert again == html
 
 
 def test_the_tooling_imports_the_ordinary_way(tmp_path):
     """No sys.path tricks: the installed package is found from any directory."""
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    code = "import book.cli, book.mkdocs_hooks; print(book.ROOT)"
+    code = "import book.cli, book.hooks; print(book.build.TOOLING)"
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
     )

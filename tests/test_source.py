@@ -8,7 +8,10 @@ from pathlib import Path
 import jupytext
 import pytest
 
-from book import BookError, executor, source
+from book import BookError, source
+from book.build import TOOLING, Build
+
+BOOK = Build(TOOLING)
 
 SOURCE = textwrap.dedent(
     """\
@@ -30,7 +33,7 @@ SOURCE = textwrap.dedent(
 
 
 def parse(text: str = SOURCE) -> source.Chapter:
-    return source.parse(text, Path("chapter.py"))
+    return source.parse(text, Path("docs/en/chapter.py"), "docs/en/chapter.py")
 
 
 def test_cells_keep_their_lines_kinds_metadata_and_stated_outputs():
@@ -53,9 +56,10 @@ def test_writing_back_changes_nothing():
 def test_the_notebook_is_what_jupytext_makes_without_the_stated_outputs(tmp_path):
     path = tmp_path / "chapter.py"
     path.write_text(SOURCE, encoding="utf-8")
-    ours = source.read(path).notebook()
-    theirs = jupytext.reads(source.read(path).text(expected=False), fmt="py:percent")
-    assert "# Out:" not in source.read(path).text(expected=False)
+    chapter = source.read(path, "chapter.py")
+    ours = chapter.notebook()
+    theirs = jupytext.reads(chapter.text(expected=False), fmt="py:percent")
+    assert "# Out:" not in chapter.text(expected=False)
     assert [(c.cell_type, c.source) for c in ours.cells] == [
         (c.cell_type, c.source) for c in theirs.cells
     ]
@@ -63,21 +67,25 @@ def test_the_notebook_is_what_jupytext_makes_without_the_stated_outputs(tmp_path
     assert [dict(c.metadata) for c in ours.cells] == [{}, {}, parse().cells[2].metadata]
 
 
-@pytest.mark.parametrize("chapter", executor.chapters(), ids=lambda p: p.name)
+@pytest.mark.parametrize("chapter", BOOK.chapters(), ids=lambda p: p.name)
 def test_every_chapter_reads_as_jupytext_reads_it(chapter):
-    ours = source.read(chapter).notebook()
-    theirs = jupytext.reads(source.read(chapter).text(expected=False), fmt="py:percent")
+    ours = BOOK.chapter(chapter).notebook()
+    theirs = jupytext.reads(BOOK.chapter(chapter).text(expected=False), fmt="py:percent")
     assert [(c.cell_type, c.source) for c in ours.cells] == [
         (c.cell_type, c.source) for c in theirs.cells
     ]
-    assert source.read(chapter).text() == chapter.read_text(encoding="utf-8")
+    assert BOOK.chapter(chapter).text() == chapter.read_text(encoding="utf-8")
 
 
 def test_an_expected_block_must_end_its_cell():
-    with pytest.raises(BookError, match=r"chapter\.py, line 4: 'print\(2\)' follows '# Out:'"):
+    with pytest.raises(
+        BookError, match=r"^docs/en/chapter\.py, line 4: 'print\(2\)' follows '# Out:'"
+    ):
         parse("# %%\nprint(1)\n# Out:\nprint(2)\n")
 
 
 def test_code_before_the_first_marker_is_refused():
-    with pytest.raises(BookError, match="line 1: a chapter starts with a '# %%' marker"):
+    with pytest.raises(
+        BookError, match=r"^docs/en/chapter\.py, line 1: a chapter starts with a '# %%' marker"
+    ):
         parse("import torch\n# %%\nprint(1)\n").notebook()

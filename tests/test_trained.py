@@ -9,15 +9,19 @@ from __future__ import annotations
 import array
 import inspect
 import json
-import shutil
 
 import nbformat
 import pytest
 import torch
+from checkouts import make_checkout, write_chapter
 
 from attention_mechanisms.induction import SYMBOLS, AttentionOnlyTransformer, train_induction
-from book import BookError, executor, paths, playground, playground_check, trained
-from book.playground_check import MODULE
+from book import BookError, cli, playground_check, trained
+from book.build import TOOLING, Build
+from book.execute import execute
+from book.playground import MODULE
+
+BOOK = Build(TOOLING)
 
 
 @pytest.fixture
@@ -27,12 +31,12 @@ def small(monkeypatch):
     with torch.no_grad():
         for parameter in model.parameters():  # weights large enough for sharp attention
             parameter.mul_(3.0)
-    monkeypatch.setattr(trained, "model", lambda: model)
+    monkeypatch.setattr(trained, "model", lambda build: model)
     return model
 
 
 def test_the_export_holds_every_tensor_where_the_manifest_says(small):
-    manifest, blob = trained.manifest(), trained.export()
+    manifest, blob = trained.manifest(BOOK), trained.export(BOOK)
     numbers = array.array("f", blob)
     assert manifest["size"] == len(blob) == 4 * len(numbers)
     state = small.state_dict()
@@ -53,7 +57,7 @@ def test_the_export_holds_every_tensor_where_the_manifest_says(small):
 
 
 def test_the_javascript_computes_what_the_package_does_on_random_sequences(small):
-    assert playground_check.verify_trained(count=30) == []
+    assert playground_check.verify_trained(BOOK, count=30) == []
 
 
 @pytest.mark.parametrize(
@@ -67,22 +71,21 @@ def test_the_javascript_computes_what_the_package_does_on_random_sequences(small
         ),
     ],
 )
-def test_a_wrong_javascript_fails_and_names_the_sequence(
-    small, tmp_path, monkeypatch, change, what
-):
-    module = tmp_path / "javascripts" / "induction.js"
-    module.parent.mkdir()
-    text = MODULE.with_name("induction.js").read_text(encoding="utf-8")
+def test_a_wrong_javascript_fails_and_names_the_sequence(small, tmp_path, change, what):
+    # A checkout whose induction.js is wrong: the check runs the checkout's own script.
+    build = make_checkout(tmp_path / "book")
+    module = build.root / MODULE.with_name("induction.js")
+    module.parent.mkdir(parents=True)
+    text = (BOOK.root / MODULE.with_name("induction.js")).read_text(encoding="utf-8")
     assert change in text
     module.write_text(text.replace(change, what), encoding="utf-8")
-    monkeypatch.setattr(playground_check, "MODULE", module.with_name("attention.js"))
-    problems = playground_check.verify_trained(count=10)
+    problems = playground_check.verify_trained(build, count=10)
     assert problems and all("the JavaScript differs from the package" in p for p in problems)
     assert "sequence [64," in problems[0]
 
 
 def test_the_browser_tests_get_the_package_numbers_as_plain_json(small):
-    (result,) = playground.package_results([{"stage": "trained", "sequence": "abcab"}])
+    (result,) = cli.package_results(BOOK, [{"stage": "trained", "sequence": "abcab"}])
     text = json.dumps(result)  # plain JSON: the browser tests run without torch
     assert json.loads(text) == result
     assert len(result["weights"]) == 2 and len(result["weights"][0]) == 2
@@ -93,24 +96,25 @@ def test_the_browser_tests_get_the_package_numbers_as_plain_json(small):
     )
 
 
-def test_the_model_is_the_one_its_chapter_trained_and_exported(monkeypatch, tmp_path):
-    chapter = tmp_path / "en" / trained.CHAPTER
-    chapter.parent.mkdir(parents=True)
-    chapter.write_text(
-        "# %%\nimport torch\nfrom attention_mechanisms.induction import AttentionOnlyTransformer\n"
-        '\n# %% export="model losses"\ntorch.manual_seed(3)\n'
-        "model = AttentionOnlyTransformer(8, 5, d_model=4, num_heads=2, num_layers=1)\n"
-        "losses = [2.5, 0.25]\n",
-        encoding="utf-8",
+def test_the_model_is_the_one_its_chapter_trained_and_exported(tmp_path):
+    build = make_checkout(tmp_path / "book")
+    write_chapter(
+        build.english,
+        """
+        # %%
+        import torch
+        from attention_mechanisms.induction import AttentionOnlyTransformer
+
+        # %% export="model losses"
+        torch.manual_seed(3)
+        model = AttentionOnlyTransformer(8, 5, d_model=4, num_heads=2, num_layers=1)
+        losses = [2.5, 0.25]
+        """,
+        name=trained.CHAPTER,
     )
-    monkeypatch.setattr(paths, "DOCS", tmp_path)
-    monkeypatch.setattr(paths, "CACHE", tmp_path / "cache")
-    trained.forget()
-    try:
-        found, losses = trained.model(), trained.exported()["losses"]
-        notebook, ran = executor.execute(chapter)
-    finally:
-        trained.forget()
+    found, losses = trained.model(build), trained.exported(build)["losses"]
+    # A new build of the same checkout finds that execution in the store: nothing ran again.
+    notebook, ran = execute(Build(build.root), build.english / trained.CHAPTER)
     assert losses == [2.5, 0.25]
     torch.manual_seed(3)
     expected = AttentionOnlyTransformer(8, 5, d_model=4, num_heads=2, num_layers=1)
@@ -119,15 +123,17 @@ def test_the_model_is_the_one_its_chapter_trained_and_exported(monkeypatch, tmp_
     assert not ran  # cached: the model comes from that one execution
     cells = nbformat.read(notebook, as_version=4).cells
     assert [c.source.splitlines()[0] for c in cells] == ["import torch", "torch.manual_seed(3)"]
-    shutil.rmtree(notebook.parent)
+    assert notebook.is_relative_to(build.root / ".cache" / "book")  # the checkout's own store
 
 
 @pytest.mark.parametrize("mark", ["", "model, losses", "1st", "model-2"])
 def test_an_export_that_names_no_variable_is_refused(tmp_path, mark):
-    chapter = tmp_path / "bad.py"
-    chapter.write_text(f'# %% export="{mark}"\nx = 1\n', encoding="utf-8")
-    with pytest.raises(BookError, match='export= must name variables: export="model losses"'):
-        executor.execute(chapter)
+    build = make_checkout(tmp_path / "book")
+    chapter = write_chapter(build.english, f'# %% export="{mark}"\nx = 1\n', name="bad.py")
+    with pytest.raises(
+        BookError, match=r'^docs/en/bad\.py: export= must name variables: export="model losses"'
+    ):
+        execute(build, chapter)
 
 
 def test_the_chapters_model_downloads_in_at_most_60_kb(monkeypatch):
@@ -143,5 +149,5 @@ def test_the_chapters_model_downloads_in_at_most_60_kb(monkeypatch):
         defaults["num_heads"],
         defaults["num_layers"],
     )
-    monkeypatch.setattr(trained, "model", lambda: model)
-    assert len(trained.export()) == trained.manifest()["size"] <= 60_000
+    monkeypatch.setattr(trained, "model", lambda build: model)
+    assert len(trained.export(BOOK)) == trained.manifest(BOOK)["size"] <= 60_000

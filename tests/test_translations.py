@@ -1,5 +1,5 @@
-"""Translations: catalogs of prose (book.catalog), composed pages (book.compose), upkeep
-(book.translations), and the real book's catalogs."""
+"""Translations: catalogs of prose and their upkeep (book.translate), composed pages
+(book.compose), and the real book's catalogs."""
 
 from __future__ import annotations
 
@@ -9,19 +9,13 @@ import nbformat
 import polib
 import pytest
 import yaml
+from checkouts import make_checkout
 
-from book import (
-    ROOT,
-    BookError,
-    catalog,
-    cli,
-    compose,
-    executor,
-    links,
-    paths,
-    source,
-    translations,
-)
+from book import BookError, cli, compose, execute, links, publish, translate
+from book.build import TOOLING, Build
+
+ROOT = TOOLING
+TRANSLATIONS = Build(ROOT).translations  # the real book's
 
 ENGLISH_CHAPTER = """
 # %% [markdown]
@@ -84,28 +78,25 @@ def write_catalog(path, table: dict[str, str]) -> None:
 
 
 @pytest.fixture
-def docs(tmp_path, monkeypatch):
+def book(tmp_path) -> Build:
     """A book of one chapter and one Markdown page, in English and in Vietnamese."""
-    root = tmp_path / "docs"
-    monkeypatch.setattr(paths, "ROOT", tmp_path)  # messages name files from here
-    monkeypatch.setattr(paths, "DOCS", root)
-    monkeypatch.setattr(paths, "CONFIG", tmp_path / "mkdocs.yml")
-    monkeypatch.setattr(paths, "CACHE", tmp_path / "cache")
-    (tmp_path / "mkdocs.vi.yml").write_text("INHERIT: mkdocs.yml\n")
-    write(root / "en" / "chapter-3" / "chapter.py", ENGLISH_CHAPTER)
-    write(root / "en" / "index.md", "# Home\n\nThe [API](reference/index.md).\n")
-    write(root / "en" / "reference" / "index.md", "# API\n")
-    write(root / "en" / "reference" / "functional.md", "# functional\n")
-    chapter_units = {u.text for u in catalog.units(root / "en" / "chapter-3" / "chapter.py")}
+    book = make_checkout(tmp_path / "book", languages=("en", "vi"))
+    book.config("vi").write_text("INHERIT: mkdocs.yml\n", encoding="utf-8")
+    write(book.english / "chapter-3" / "chapter.py", ENGLISH_CHAPTER)
+    write(book.english / "index.md", "# Home\n\nThe [API](reference/index.md).\n")
+    write(book.english / "reference" / "index.md", "# API\n")
+    write(book.english / "reference" / "functional.md", "# functional\n")
+    chapter = book.english / "chapter-3" / "chapter.py"
+    chapter_units = {u.text for u in translate.units(book, chapter)}
     write_catalog(
-        root / "vi" / "chapter-3" / "chapter.po",
+        book.docs / "vi" / "chapter-3" / "chapter.po",
         {k: v for k, v in VIETNAMESE.items() if k in chapter_units},
     )
     write_catalog(
-        root / "vi" / "index.po",
+        book.docs / "vi" / "index.po",
         {k: VIETNAMESE[k] for k in ("# Home", "The [API](reference/index.md).")},
     )
-    return root
+    return book
 
 
 def edit(path, old: str, new: str) -> None:
@@ -114,9 +105,20 @@ def edit(path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
-def composed(docs, language: str = "vi") -> nbformat.NotebookNode:
-    executed, _ = executor.execute(docs / "en" / "chapter-3" / "chapter.py")
-    return nbformat.read(compose.notebook_path("chapter-3/chapter.py", language, executed), 4)
+def status(book: Build, language: str = "vi") -> translate.Status:
+    """The language's status in a new build: the files as they are now."""
+    return translate.status(Build(book.root), language)
+
+
+def update(book: Build, language: str = "vi") -> list:
+    """``translations --update`` in a new build: the catalogs it rewrote."""
+    build = Build(book.root)
+    return translate.update(build, translate.status(build, language))
+
+
+def composed(book: Build, language: str = "vi") -> nbformat.NotebookNode:
+    build = Build(book.root)  # the files as they are now
+    return nbformat.read(compose.notebook_path(build, "chapter-3/chapter.py", language), 4)
 
 
 # --------------------------------------------------------------------------- units
@@ -127,7 +129,7 @@ def test_prose_is_cut_into_paragraphs_fences_and_formulas_whole():
         "# Title\n\nOne\nparagraph.\n\n```python\nx = 1\n\ny = 2\n```\n\n"
         "$$\na\n\nb\n$$\n\n<div>\n\n- a\n- b"
     )
-    assert catalog.paragraphs(markdown) == [
+    assert translate.paragraphs(markdown) == [
         "# Title",
         "One\nparagraph.",
         "```python\nx = 1\n\ny = 2\n```",
@@ -135,13 +137,13 @@ def test_prose_is_cut_into_paragraphs_fences_and_formulas_whole():
         "<div>",
         "- a\n- b",
     ]
-    assert [catalog.translatable(p) for p in catalog.paragraphs(markdown)] == [
+    assert [translate.translatable(p) for p in translate.paragraphs(markdown)] == [
         True, True, True, False, False, True
     ]  # fmt: skip
 
 
-def test_a_chapters_units_are_its_paragraphs_and_figure_texts_not_its_code(docs):
-    units = catalog.units(docs / "en" / "chapter-3" / "chapter.py")
+def test_a_chapters_units_are_its_paragraphs_and_figure_texts_not_its_code(book):
+    units = translate.units(book, book.english / "chapter-3" / "chapter.py")
     assert [u.text for u in units] == [
         k for k in VIETNAMESE if k not in ("# Home", "The [API](reference/index.md).")
     ]
@@ -152,55 +154,57 @@ def test_a_chapters_units_are_its_paragraphs_and_figure_texts_not_its_code(docs)
 # --------------------------------------------------------------------------- staleness
 
 
-def test_editing_one_english_paragraph_makes_only_that_paragraph_behind(docs):
-    english = docs / "en" / "chapter-3" / "chapter.py"
+def test_editing_one_english_paragraph_makes_only_that_paragraph_behind(book):
+    english = book.english / "chapter-3" / "chapter.py"
     edit(english, "# The figure:", "# The figure, drawn:")
-    merged = catalog.merged(catalog.load(docs / "vi" / "chapter-3" / "chapter.po"), english)
-    behind = [e for e in merged if not e.obsolete and not catalog.current(e)]
+    found = translate.load(book, book.docs / "vi" / "chapter-3" / "chapter.po")
+    merged = translate.merged(book, found, english)
+    behind = [e for e in merged if not e.obsolete and not translate.current(e)]
     assert [(e.msgid, e.msgstr, e.previous_msgid, e.fuzzy) for e in behind] == [
         ("The figure, drawn:", "Hình vẽ:", "The figure:", True)
     ]
-    assert translations.status("vi").behind == {"chapter-3/chapter.py": 1, "index.md": 0}
+    assert status(book).behind == {"chapter-3/chapter.py": 1, "index.md": 0}
 
 
-def test_a_new_paragraph_is_untranslated_and_a_removed_one_kept_as_obsolete(docs):
-    english = docs / "en" / "chapter-3" / "chapter.py"
+def test_a_new_paragraph_is_untranslated_and_a_removed_one_kept_as_obsolete(book):
+    english = book.english / "chapter-3" / "chapter.py"
     edit(english, "# A formula $x^2$ inside.", "# Completely different words here.")
-    merged = catalog.merged(catalog.load(docs / "vi" / "chapter-3" / "chapter.po"), english)
+    found = translate.load(book, book.docs / "vi" / "chapter-3" / "chapter.po")
+    merged = translate.merged(book, found, english)
     new = merged.find("Completely different words here.")
-    assert new is not None and new.msgstr == "" and not catalog.current(new)
+    assert new is not None and new.msgstr == "" and not translate.current(new)
     (obsolete,) = merged.obsolete_entries()
     assert obsolete.msgid == "A formula $x^2$ inside."
     assert obsolete.msgstr == "Một công thức $x^2$ ở giữa."
     # The English changes back: the old translation is current again.
     edit(english, "# Completely different words here.", "# A formula $x^2$ inside.")
-    again = catalog.merged(merged, english)
-    assert catalog.current(again.find("A formula $x^2$ inside."))
+    again = translate.merged(Build(book.root), merged, english)
+    assert translate.current(again.find("A formula $x^2$ inside."))
 
 
-def test_update_writes_the_merge_for_translators_and_then_changes_nothing(docs):
-    translations.update(translations.status("vi"))  # the fixture's catalogs, as update writes
-    assert translations.update(translations.status("vi")) == []
-    edit(docs / "en" / "chapter-3" / "chapter.py", "# The figure:", "# The figure, drawn:")
-    changed = translations.update(translations.status("vi"))
-    assert changed == [docs / "vi" / "chapter-3" / "chapter.po"]
+def test_update_writes_the_merge_for_translators_and_then_changes_nothing(book):
+    update(book)  # the fixture's catalogs, as update writes them
+    assert update(book) == []
+    edit(book.english / "chapter-3" / "chapter.py", "# The figure:", "# The figure, drawn:")
+    changed = update(book)
+    assert changed == [book.docs / "vi" / "chapter-3" / "chapter.po"]
     text = changed[0].read_text(encoding="utf-8")
     assert '#, fuzzy\n#| msgid "The figure:"\nmsgid "The figure, drawn:"\nmsgstr "Hình vẽ:"' in text
     assert "#: chapter-3/chapter.py:" in text and "#. figure caption" in text
-    assert translations.update(translations.status("vi")) == []
+    assert update(book) == []
     # The translator updates the text and removes the mark: the paragraph is current.
     po = polib.pofile(str(changed[0]))
     entry = po.find("The figure, drawn:")
     entry.msgstr, entry.flags, entry.previous_msgid = "Hình vẽ đây:", [], None
     po.save()
-    assert translations.status("vi").behind["chapter-3/chapter.py"] == 0
+    assert status(book).behind["chapter-3/chapter.py"] == 0
 
 
 # --------------------------------------------------------------------------- pages
 
 
-def test_the_page_is_the_english_execution_with_the_translated_prose(docs):
-    nb = composed(docs)
+def test_the_page_is_the_english_execution_with_the_translated_prose(book):
+    nb = composed(book)
     markdown = [c.source for c in nb.cells if c.cell_type == "markdown"]
     assert markdown[0].startswith("# Một chương\n\nMỗi trọng số là 0.5000.")
     assert "$$\na = b\n$$" in markdown[0]  # nothing to translate: the English's
@@ -215,25 +219,25 @@ def test_the_page_is_the_english_execution_with_the_translated_prose(docs):
     assert "<!-- book:behind -->" not in "".join(markdown)
 
 
-def test_a_behind_paragraph_shows_its_last_translation_marked(docs):
-    edit(docs / "en" / "chapter-3" / "chapter.py", "# The figure:", "# The figure, drawn:")
-    edit(
-        docs / "en" / "chapter-3" / "chapter.py", "# # A chapter", "# # A chapter\n#\n# Brand new."
-    )
-    markdown = [c.source for c in composed(docs).cells if c.cell_type == "markdown"]
+def test_a_behind_paragraph_shows_its_last_translation_marked(book):
+    english = book.english / "chapter-3" / "chapter.py"
+    edit(english, "# The figure:", "# The figure, drawn:")
+    edit(english, "# # A chapter", "# # A chapter\n#\n# Brand new.")
+    markdown = [c.source for c in composed(book).cells if c.cell_type == "markdown"]
     assert markdown[1] == "<!-- book:behind -->\n\nHình vẽ:"
     assert markdown[0].startswith("# Một chương\n\n<!-- book:behind -->\n\nBrand new.\n\nMỗi")
 
 
-def test_the_english_page_shows_no_other_languages_cells(docs):
-    code = [c.source for c in composed(docs, "en").cells if c.cell_type == "code"]
+def test_the_english_page_shows_no_other_languages_cells(book):
+    code = [c.source for c in composed(book, "en").cells if c.cell_type == "code"]
     assert not any("tiếng Việt" in source for source in code) and len(code) == 2
 
 
-def test_a_markdown_page_is_translated_and_links_to_the_english_reference(docs):
-    markdown = compose.markdown("index.md", "vi")
+def test_a_markdown_page_is_translated_and_links_to_the_english_reference(book):
+    markdown = compose.markdown(book, "index.md", "vi")
     assert markdown == "# Trang chủ\n\n[API](reference/index.md).\n"
     linked, unknown = links.translated_markdown(
+        book.english,
         "See [the API](reference/index.md), "
         "[`causal_mask`][attention_mechanisms.functional.causal_mask]"
         " and [`x`][attention_mechanisms.nowhere.x].",
@@ -252,16 +256,16 @@ def test_a_markdown_page_is_translated_and_links_to_the_english_reference(docs):
 # --------------------------------------------------------------------------- checks
 
 
-def test_a_current_translation_keeps_the_english_formulas(docs):
-    path = docs / "vi" / "chapter-3" / "chapter.po"
+def test_a_current_translation_keeps_the_english_formulas(book):
+    path = book.docs / "vi" / "chapter-3" / "chapter.po"
     po = polib.pofile(str(path))
     po.find("A formula $x^2$ inside.").msgstr = "Một công thức $x^3$ ở giữa."
     po.save()
-    (problem,) = translations.status("vi").problems
+    (problem,) = status(book).problems
     assert "has the formulas ['$x^3$'], the English ['$x^2$']" in problem
     po.find("A formula $x^2$ inside.").flags.append("fuzzy")  # behind: not held to it
     po.save()
-    assert translations.status("vi").problems == []
+    assert status(book).problems == []
 
 
 @pytest.mark.parametrize(
@@ -275,57 +279,59 @@ def test_a_current_translation_keeps_the_english_formulas(docs):
         ("$f(a{,}b)$", "$f(ab)$", False),  # a comma that groups no digits
     ],
 )
-def test_a_formula_may_group_digits_as_its_language_does(docs, english, translated, same):
-    edit(docs / "en" / "chapter-3" / "chapter.py", "$x^2$", english)
-    path = docs / "vi" / "chapter-3" / "chapter.po"
+def test_a_formula_may_group_digits_as_its_language_does(book, english, translated, same):
+    edit(book.english / "chapter-3" / "chapter.py", "$x^2$", english)
+    path = book.docs / "vi" / "chapter-3" / "chapter.po"
     po = polib.pofile(str(path))
     entry = po.find("A formula $x^2$ inside.")
     entry.msgid = f"A formula {english} inside."
     entry.msgstr = f"Một công thức {translated} ở giữa."
     po.save()
-    assert (translations.status("vi").problems == []) is same
+    assert (status(book).problems == []) is same
 
 
-def test_translated_prose_may_quote_only_numbers_its_page_prints(docs):
-    executed, _ = executor.execute(docs / "en" / "chapter-3" / "chapter.py")
-    assert translations.number_problems("vi", "chapter-3/chapter.py", executed) == []
-    path = docs / "vi" / "chapter-3" / "chapter.po"
+def test_translated_prose_may_quote_only_numbers_its_page_prints(book):
+    execute.execute(book, book.english / "chapter-3" / "chapter.py")
+    assert translate.number_problems(book, "vi", "chapter-3/chapter.py") == []
+    path = book.docs / "vi" / "chapter-3" / "chapter.po"
     po = polib.pofile(str(path))
     entry = po.find("The figure:")
     entry.msgstr = "Hình vẽ, với 0.2500:"
     po.save()
-    (problem,) = translations.number_problems("vi", "chapter-3/chapter.py", executed)
+    (problem,) = translate.number_problems(Build(book.root), "vi", "chapter-3/chapter.py")
     assert "quotes 0.2500, which no output of the chapter prints" in problem
 
 
-def test_missing_and_extra_catalogs_are_reported(docs):
-    (docs / "vi" / "index.po").rename(docs / "vi" / "other.po")
-    status = translations.status("vi")
-    assert (status.missing, status.extra, status.failed) == (["index.md"], ["other.po"], True)
-    (docs / "vi" / "other.po").write_text('msgid "x"\nmsgstr', encoding="utf-8")
-    (docs / "vi" / "other.po").rename(docs / "vi" / "index.po")
-    with pytest.raises(BookError, match=r"index\.po: not a PO file"):
-        catalog.load(docs / "vi" / "index.po")
+def test_missing_and_extra_catalogs_are_reported(book):
+    vietnamese = book.docs / "vi"
+    (vietnamese / "index.po").rename(vietnamese / "other.po")
+    found = status(book)
+    assert (found.missing, found.extra, found.failed) == (["index.md"], ["other.po"], True)
+    (vietnamese / "other.po").write_text('msgid "x"\nmsgstr', encoding="utf-8")
+    (vietnamese / "other.po").rename(vietnamese / "index.po")
+    with pytest.raises(BookError, match=r"docs/vi/index\.po: not a PO file"):
+        translate.load(book, vietnamese / "index.po")
 
 
 # --------------------------------------------------------------------------- the book
 
 
-@pytest.mark.parametrize("language", paths.translations())
+@pytest.mark.parametrize("language", TRANSLATIONS)
 def test_every_language_has_a_current_catalog_for_every_page(language):
-    status = translations.status(language)
-    assert (status.missing, status.extra, status.problems) == ([], [], [])
-    assert sum(status.behind.values()) == 0, status.behind
+    found = translate.status(Build(ROOT), language)
+    assert (found.missing, found.extra, found.problems) == ([], [], [])
+    assert sum(found.behind.values()) == 0, found.behind
 
 
-@pytest.mark.parametrize("language", paths.translations())
+@pytest.mark.parametrize("language", TRANSLATIONS)
 def test_a_translation_holds_prose_only(language):
-    folder = paths.DOCS / language
+    build = Build(ROOT)
+    folder = build.docs / language
     assert sorted({path.suffix for path in folder.rglob("*") if path.is_file()}) == [".po"]
     code = {
         line.strip()
-        for page in executor.chapters()
-        for cell in source.read(page).code
+        for page in build.chapters()
+        for cell in build.chapter(page).code
         for line in cell.body
         if len(line.strip()) > 30
     }
@@ -349,11 +355,12 @@ def _nav_files(nav) -> list[str]:
 def test_every_language_has_a_config_a_glossary_and_a_place_in_the_switcher():
     english = _config("mkdocs.yml")
     switcher = [entry["lang"] for entry in english["extra"]["languages"]]
-    assert sorted(switcher) == sorted(["en", *paths.translations()])
+    configs = [path.name.split(".")[1] for path in ROOT.glob("mkdocs.*.yml")]
+    assert sorted(switcher) == sorted(["en", *configs]) == sorted(["en", *TRANSLATIONS])
     pages = [f for f in _nav_files(english["nav"]) if not f.startswith("reference/")]
-    for language in paths.translations():
+    for language in TRANSLATIONS:
         config = _config(f"mkdocs.{language}.yml")
-        # Served from the folder beside English's, as site.py builds it.
+        # Served from the folder beside English's, as book.publish builds it.
         assert config["site_url"] == english["site_url"].removesuffix("en/") + f"{language}/"
         assert (config["docs_dir"], config["site_dir"]) == (f"docs/{language}", f"site/{language}")
         assert config["theme"]["language"] == language
@@ -370,35 +377,35 @@ def test_every_language_has_a_config_a_glossary_and_a_place_in_the_switcher():
 def test_the_translations_command_lists_each_language(capsys):
     assert cli.main(["translations"]) == 0
     out = capsys.readouterr().out
-    pages = len(translations.english_pages())
-    for language in paths.translations():
+    pages = len(Build(ROOT).pages())
+    for language in TRANSLATIONS:
         assert f"{language}: {pages} of {pages} pages" in out
         assert "texts, 0 behind the English, 0 problem(s)" in out
 
 
 def test_the_site_root_sends_readers_to_english_and_keeps_old_addresses(tmp_path):
-    from book import site
-
-    english = tmp_path / "en"
+    book = make_checkout(tmp_path / "book", languages=("en", "vi", "zh", "id"))
+    site = book.site
+    english = site / "en"
     (english / "chapter-3" / "pitfalls").mkdir(parents=True)
     (english / "index.html").write_text("<html><head></head><body>home</body></html>")
     (english / "chapter-3" / "pitfalls" / "index.html").write_text("pitfalls")
     (english / "404.html").write_text('<html lang="en"><head><title>404</title></head></html>')
-    site.write_root(tmp_path)
-    assert 'content="0; url=en/"' in (tmp_path / "index.html").read_text()
-    old = (tmp_path / "chapter-3" / "pitfalls" / "index.html").read_text()
+    publish.write_root(book)
+    assert 'content="0; url=en/"' in (site / "index.html").read_text()
+    old = (site / "chapter-3" / "pitfalls" / "index.html").read_text()
     assert 'url=../../en/chapter-3/pitfalls/"' in old
     assert 'location.replace("../../en/chapter-3/pitfalls/" + location.hash)' in old
-    page_404 = (tmp_path / "404.html").read_text()
+    page_404 = (site / "404.html").read_text()
     assert page_404.startswith('<html lang="en"><head>\n<script>')
-    assert '"/attention-mechanisms/"' in page_404 and '["id", "vi", "zh"]' in page_404
+    # The site's root on its host (site_url's path); the translations, as the switcher has them.
+    assert '"/book/"' in page_404 and '["vi", "zh", "id"]' in page_404
     assert page_404.endswith("<title>404</title></head></html>")
+    assert Build(ROOT).site_path == "/attention-mechanisms/"  # the real book's
 
 
-def test_a_languages_pages_are_composed_for_the_build(docs):
-    from book import site_pages
-
-    sources, warnings = site_pages.translated("vi")
+def test_a_languages_pages_are_composed_for_the_build(book):
+    sources, warnings = compose.translated(book, "vi")
     assert warnings == []
     chapter, home = sources
     assert (chapter.uri, home.uri) == ("chapter-3/chapter.py", "index.md")
@@ -406,10 +413,10 @@ def test_a_languages_pages_are_composed_for_the_build(docs):
     assert nb.cells[0].source.startswith("# Một chương")
     assert home.markdown == "# Trang chủ\n\n[API](../en/reference/).\n"
     # A page without a catalog is shown in English, with a warning; a stray catalog fails.
-    (docs / "vi" / "index.po").rename(docs / "vi" / "stray.po")
+    (book.docs / "vi" / "index.po").rename(book.docs / "vi" / "stray.po")
     with pytest.raises(BookError, match=r"docs/vi/stray\.po translates no English page"):
-        site_pages.translated("vi")
-    (docs / "vi" / "stray.po").unlink()
-    sources, warnings = site_pages.translated("vi")
+        compose.translated(Build(book.root), "vi")
+    (book.docs / "vi" / "stray.po").unlink()
+    sources, warnings = compose.translated(Build(book.root), "vi")
     assert warnings == ["docs/vi has no catalog for docs/en/index.md"]
     assert sources[1].markdown.startswith("<!-- book:behind -->\n\n# Home")

@@ -22,7 +22,8 @@ each head learned.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -38,6 +39,7 @@ __all__ = [
     "AttentionOnlyTransformer",
     "repeated_tokens",
     "spell",
+    "torch_threads",
     "train_induction",
 ]
 
@@ -196,6 +198,25 @@ class AttentionOnlyTransformer(nn.Module):
         return logits
 
 
+# Threads for training: one. Each step of this model is a few hundred small kernels, too
+# small for a second thread to share; and when another process holds a core, torch's threads
+# wait on each other at every kernel: on two cores that two other processes kept busy, the
+# chapter's training took 1,211 s with two threads and 86 s with one. With one thread, load
+# slows training in proportion to the share of a core it gets.
+TRAINING_THREADS = 1
+
+
+@contextmanager
+def torch_threads(count: int) -> Iterator[None]:
+    """Run the block with ``count`` torch threads, then restore the number there was."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(check_size("count", count))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def train_induction(
     *,
     vocab_size: int = VOCAB_SIZE,
@@ -203,7 +224,7 @@ def train_induction(
     d_model: int = 32,
     num_heads: int = 2,
     num_layers: int = 2,
-    steps: int = 12000,
+    steps: int = 6000,
     batch_size: int = 64,
     lr: float = 3e-3,
     weight_decay: float = 0.3,
@@ -233,6 +254,9 @@ def train_induction(
         weight_decay: AdamW's weight decay on ``W_value`` and ``out_proj``.
         seed: Seeds the initial weights (``torch.manual_seed``) and the data (a generator).
 
+    Training runs on one torch thread (`TRAINING_THREADS`), whatever the process has set,
+    and the process's own setting is restored afterwards.
+
     Returns:
         The model, in eval mode, and the loss of every step.
 
@@ -254,13 +278,14 @@ def train_induction(
     optimizer = torch.optim.AdamW(groups, lr=lr, weight_decay=weight_decay)
     data = torch.Generator().manual_seed(seed)
     losses = []
-    for _ in range(steps):
-        half_length = int(torch.randint(low, high + 1, (1,), generator=data))
-        ids = repeated_tokens(batch_size, half_length, vocab_size, generator=data)
-        logits = model(ids[:, :-1])  # (b, 2L, V): a prediction at every token but the last
-        loss = nn.functional.cross_entropy(logits.flatten(0, 1), ids[:, 1:].flatten())
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
+    with torch_threads(TRAINING_THREADS):  # a small model: one thread, fast even on a busy CPU
+        for _ in range(steps):
+            half_length = int(torch.randint(low, high + 1, (1,), generator=data))
+            ids = repeated_tokens(batch_size, half_length, vocab_size, generator=data)
+            logits = model(ids[:, :-1])  # (b, 2L, V): a prediction at every token but the last
+            loss = nn.functional.cross_entropy(logits.flatten(0, 1), ids[:, 1:].flatten())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
     return model.eval(), losses

@@ -26,11 +26,18 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-_site_url = re.search(r"^site_url:\s*(\S+)", (ROOT / "mkdocs.yml").read_text(), re.M).group(1)
+# The book's facts, read where the tooling reads them (book.build.Build), without importing
+# it: these tests run without the tooling's dependencies. mkdocs.yml holds English's
+# site_url (.../en/) and the languages (extra.languages: English, then each translation).
+_MKDOCS = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+_site_url = re.search(r"^site_url:\s*(\S+)", _MKDOCS, re.M).group(1)
 # The English site is one folder of the site, beside every translation: /<prefix>/en/.
-PREFIX = urlsplit(_site_url).path.rstrip("/").rpartition("/")[0] + "/"  # "/attention-mechanisms/"
-# English, then each translation (mkdocs.<lang>.yml), each in site/<lang>/.
-LANGUAGES = ["en", *sorted(p.name.split(".")[1] for p in ROOT.glob("mkdocs.*.yml"))]
+PREFIX = urlsplit(_site_url).path.removesuffix("en/")  # "/attention-mechanisms/"
+assert _site_url.endswith(f"{PREFIX}en/"), f"mkdocs.yml: site_url must end in /en/: {_site_url}"
+# English, then each translation, as the switcher lists them; each in site/<lang>/.
+_languages = re.search(r"^  languages:\n((?:    .*\n)+)", _MKDOCS, re.M).group(1)
+LANGUAGES = re.findall(r"^\s+lang:\s*(\S+)", _languages, re.M)
+assert LANGUAGES[:1] == ["en"], f"mkdocs.yml: extra.languages must start with en: {LANGUAGES}"
 
 # TeX that was not typeset: \commands, \( \) \[ \] and $...$ delimiters.
 RAW_TEX = re.compile(r"\\[A-Za-z]{2,}|\\[()\[\]]|\$\$|\$[^$\s][^$]*\$")
@@ -117,7 +124,7 @@ def package_results(cases: list[dict]) -> list[dict]:
     global _package
     if _package is None or _package.poll() is not None:
         _package = subprocess.Popen(
-            [package_python(), "-m", "book", "playground-cases"],
+            [package_python(), "-m", "book", "--root", str(ROOT), "playground-cases"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

@@ -40,7 +40,7 @@ LANGUAGE_CELLS = """() => Array.from(document.querySelectorAll(".nb-cell[data-la
 
 
 def test_every_language_is_built_with_every_english_page():
-    assert TRANSLATIONS, "no translation config (mkdocs.<lang>.yml)"
+    assert TRANSLATIONS, "no translation in mkdocs.yml's extra.languages"
     english = {page.removeprefix("en/") for page in site_pages("en") if "/reference/" not in page}
     for language in TRANSLATIONS:
         pages = {page.removeprefix(f"{language}/") for page in site_pages(language)}

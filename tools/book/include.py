@@ -15,34 +15,47 @@ Every statement stays, the input checks included (they come from the public modu
 `attention_mechanisms.checks`), and so do the comments that explain a line. Annotations
 and docstrings do nothing at run time, so the cell defines a class that computes exactly
 what the package's does.
+
+A cell may also name the class it grows from, ``diff_from="<module>.<Name>"`` on its marker.
+The cell still defines the whole class; after execution it gets one more output, the
+unified diff of the two definitions as the chapter shows them, highlighted as a Material
+``diff`` block (`add_diffs`). The page shows that diff first and folds the whole class
+under it (`book.notebook_html`). The diff is made when the chapter executes, which it does
+again whenever the package changes, so it is never older than the code.
 """
 
 from __future__ import annotations
 
 import ast
+import difflib
 import io
 import re
 import tokenize
 from pathlib import Path
 
-from book import BookError, paths, shown
+import nbformat
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import DiffLexer
+
+from book import BookError
 
 WIDTH = 100  # ruff's line length for the chapters
 _LINT_COMMENT = re.compile(r"\s*#\s*(?:noqa\b|type:\s*ignore\b).*$")
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
-def _definition(qualified: str) -> tuple[Path, str, ast.ClassDef | _Function]:
+def _definition(qualified: str, package: Path) -> tuple[str, ast.ClassDef | _Function]:
     module, _, name = qualified.rpartition(".")
-    package, _, file = module.partition(".")
-    path = paths.PACKAGE / f"{file}.py"
-    if package != paths.PACKAGE.name or "." in file or not path.is_file():
-        raise BookError(f"include={qualified!r}: expected {paths.PACKAGE.name}.<module>.<name>")
+    top, _, file = module.partition(".")
+    path = package / f"{file}.py"
+    if top != package.name or "." in file or not path.is_file():
+        raise BookError(f"include={qualified!r}: expected {package.name}.<module>.<name>")
     text = path.read_text(encoding="utf-8")
     for node in ast.parse(text).body:
         if isinstance(node, ast.ClassDef | _Function) and node.name == name:
-            return path, text, node
-    raise BookError(f"include={qualified!r}: {shown(path)} defines no class or function {name}")
+            return text, node
+    raise BookError(f"include={qualified!r}: {top}/{file}.py defines no class or function {name}")
 
 
 def _docstring(node: ast.AST) -> ast.Expr | None:
@@ -124,14 +137,14 @@ def _without_annotation(lines: list[str], statement: ast.AnnAssign) -> tuple[int
     return first, first + 1, [f"{target} = {line[value.col_offset :]}"]
 
 
-def book_source(qualified: str) -> str:
+def book_source(qualified: str, package: Path) -> str:
     """The definition named ``qualified`` (``"attention_mechanisms.causal.CausalAttention"``)
-    as the chapter shows it (see the module doc).
+    in the ``package`` folder, as the chapter shows it (see the module doc).
 
     Raises:
         BookError: If the package has no such class or function.
     """
-    _, text, node = _definition(qualified)
+    text, node = _definition(qualified, package)
     first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
     lines = text.splitlines()[: node.end_lineno]
     for start, end, replacement in _edits(lines, node):
@@ -142,3 +155,36 @@ def book_source(qualified: str) -> str:
         if line.strip() or (result and result[-1].strip() and not result[-1].endswith(":")):
             result.append(line)
     return "\n".join(result).rstrip()
+
+
+DIFF_TAG = "diff-from:"  # the tag of a cell marked diff_from="..." in the executed notebook
+CONTEXT = 2  # unchanged lines shown around each change
+
+
+def diff_text(base: str, name: str, package: Path) -> str:
+    """The unified diff from the definition ``base`` to ``name``, both fully qualified."""
+    old = book_source(base, package).splitlines()
+    new = book_source(name, package).splitlines()
+    short = (base.rpartition(".")[2], name.rpartition(".")[2])
+    return "\n".join(difflib.unified_diff(old, new, *short, n=CONTEXT, lineterm=""))
+
+
+def diff_html(text: str) -> str:
+    """``text`` as Material's highlighted code block, deletions and insertions marked."""
+    code = highlight(text, DiffLexer(), HtmlFormatter(nowrap=True))
+    return (
+        '<div class="language-diff highlight book-changes"><pre><span></span>'
+        f"<code>{code}</code></pre></div>"
+    )
+
+
+def add_diffs(nb: nbformat.NotebookNode, package: Path) -> None:
+    """Give each executed cell tagged ``diff-from:<base>`` its diff as a last output."""
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        base = next((tag.removeprefix(DIFF_TAG) for tag in tags if tag.startswith(DIFF_TAG)), None)
+        if base is None:
+            continue
+        name = next(tag.removeprefix("include:") for tag in tags if tag.startswith("include:"))
+        html = diff_html(diff_text(base, name, package))
+        cell.outputs.append(nbformat.v4.new_output("display_data", data={"text/html": html}))

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import posixpath
 import re
+from pathlib import Path
 
-from book import paths
+from book.build import ENGLISH, PACKAGE, REFERENCE
 
-REFERENCE = "reference"  # the folder of docs/en/ that stays English
-PACKAGE = paths.PACKAGE.name
 # [title][identifier]: a cross-reference to the API reference.
 CROSS_REFERENCE = re.compile(rf"\[([^\[\]]+)\]\[({PACKAGE}(?:\.\w+)+)\]")
 # The end of one, after its title: ][identifier]. The title may hold markup (<code>).
@@ -45,22 +44,23 @@ def in_reference(target: str) -> bool:
 
 def english_url(page: str, target: str) -> str:
     """The address, from ``page`` of a translation, of the English page built from ``target``."""
-    return f"{'../' * url_of(page).count('/')}../{paths.ENGLISH}/{url_of(target)}"
+    return f"{'../' * url_of(page).count('/')}../{ENGLISH}/{url_of(target)}"
 
 
-def reference_target(identifier: str) -> str | None:
-    """The reference page that documents ``attention_mechanisms.<module>.<name>``, or None."""
+def reference_target(english: Path, identifier: str) -> str | None:
+    """The page of the reference in ``english`` (``docs/en``) that documents
+    ``attention_mechanisms.<module>.<name>``, or None."""
     target = f"{REFERENCE}/{identifier.split('.')[1]}.md"
-    return target if (paths.english() / target).is_file() else None
+    return target if (english / target).is_file() else None
 
 
-def english_reference(page: str, identifier: str) -> str | None:
+def english_reference(english: Path, page: str, identifier: str) -> str | None:
     """The English reference's address of ``identifier``, from ``page`` of a translation."""
-    target = reference_target(identifier)
+    target = reference_target(english, identifier)
     return None if target is None else f"{english_url(page, target)}#{identifier}"
 
 
-def translated_markdown(markdown: str, page: str) -> tuple[str, list[str]]:
+def translated_markdown(english: Path, markdown: str, page: str) -> tuple[str, list[str]]:
     """A translated Markdown page's links into the reference, pointed at the English site.
 
     Returns:
@@ -75,7 +75,7 @@ def translated_markdown(markdown: str, page: str) -> tuple[str, list[str]]:
         return f"]({english_url(page, target)}{match[2] or ''})"
 
     def reference(match: re.Match) -> str:
-        url = english_reference(page, match[2])
+        url = english_reference(english, page, match[2])
         if url is None:
             unknown.append(f"{page} refers to {match[2]}, which the API reference has no page for")
             return match[0]

@@ -11,7 +11,7 @@ each code cell's source a second time in a hidden element, and the cell tags as 
   colours and its copy button) followed by its outputs in ``div.nb-output``;
 - each run of cells tagged ``solution`` is folded into ``<details>``, here and not in the
   notebook, so the downloaded notebook stays plain;
-- a class shown as the lines that change from another (`book.changes`) shows that diff, and
+- a class shown as the lines that change from another (`book.include`) shows that diff, and
   folds its whole code under it;
 - outputs are left out of the search index (``data-search-exclude``): they are numbers,
   and they would double the index that every page loads.
@@ -78,7 +78,7 @@ def _code(cell: Tag, soup: BeautifulSoup) -> list:
     """A code cell as ``div.nb-cell``: its code block, then its outputs.
 
     A cell tagged ``wrap-output`` has prose-like output whose long lines wrap; a cell of one
-    language's page (`book.lang`) carries ``data-lang``; a cell filled from the package
+    language's page (`book.source`) carries ``data-lang``; a cell filled from the package
     (`book.include`) carries ``data-include``, the name of what it defines.
     """
     tags = _tags(cell)
@@ -101,7 +101,7 @@ def _code(cell: Tag, soup: BeautifulSoup) -> list:
 
 
 def _changes_first(block: Tag, outputs: list[Tag], soup: BeautifulSoup) -> Tag:
-    """A class shown as its changes (`book.changes`): the diff, then the whole class folded."""
+    """A class shown as its changes (`book.include`): the diff, then the whole class folded."""
     diffs = [output for output in outputs if output.select_one(".book-changes")]
     if len(diffs) != 1:
         raise NotebookHTMLError(f"a diff-from cell has {len(diffs)} diff outputs, not 1")

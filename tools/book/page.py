@@ -31,11 +31,13 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from bs4 import BeautifulSoup, Comment, NavigableString, SoupStrainer, Tag
 from pymdownx.slugs import slugify
 
-from book import links, paths
+from book import links
+from book.build import ENGLISH
 
 _SLUG = slugify(case="lower")
 _HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
@@ -52,6 +54,7 @@ class PageInfo:
 
     uri: str  # its source, relative to the docs folder: chapter-3/01-why-attention.py
     language: str
+    english: str  # the English docs folder, where the API reference's pages are
     notebook: bool
     urls: dict[str, str] = field(default_factory=dict)  # every page's address from this one
     words: dict[str, str] = field(default_factory=dict)  # extra.translation in the config
@@ -59,7 +62,7 @@ class PageInfo:
 
     @property
     def translated(self) -> bool:
-        return self.language != paths.ENGLISH
+        return self.language != ENGLISH
 
 
 def with_code(content: str, titles: tuple[str, ...]) -> tuple[str, ...]:
@@ -109,7 +112,7 @@ def _reference(soup: BeautifulSoup, info: PageInfo, identifier: str, inner: str)
     """A link to ``identifier`` in the API reference, holding ``inner`` (HTML)."""
     if not info.translated:
         return _new(soup, f'<autoref identifier="{identifier}">{inner}</autoref>')
-    url = links.english_reference(info.uri, identifier)
+    url = links.english_reference(Path(info.english), info.uri, identifier)
     return None if url is None else _new(soup, f'<a href="{html.escape(url)}">{inner}</a>')
 
 
@@ -205,7 +208,7 @@ def _behind(soup: BeautifulSoup, info: PageInfo) -> int:
             note = _new(
                 soup,
                 '<p class="book-behind-note" data-search-exclude>'
-                f'<a href="{english}" hreflang="{paths.ENGLISH}">'
+                f'<a href="{english}" hreflang="{ENGLISH}">'
                 f"{html.escape(info.words['behind'])}</a></p>",
             )
             marked.insert_before(note)
@@ -238,7 +241,7 @@ def _translated(soup: BeautifulSoup, info: PageInfo, behind: int) -> None:
             soup,
             '<div class="admonition warning book-stale" data-search-exclude>'
             f'<p class="admonition-title">{html.escape(info.words["stale"])}</p>'
-            f'<p><a href="{english}" hreflang="{paths.ENGLISH}">'
+            f'<p><a href="{english}" hreflang="{ENGLISH}">'
             f"{html.escape(info.words['english'])}</a></p>"
             "</div>",
         )

@@ -1,20 +1,31 @@
 """The playground page's numbers, from the package.
 
 The page (``docs/en/chapter-3/playground.md``) computes attention in the browser with one
-small JavaScript module, ``docs/overrides/assets/javascripts/attention.js``. Everything it
-starts from comes from the package, here: the book's six tokens, and for each stage the
-weights that the book's seed for that section gives its class (`page_data`). `reference`
-is what the package computes for a stage on any input: the context vectors from the
-classes, the weights from the package's ``scaled_dot_product_attention``, the scores as the
-book computes them (``queries @ keys.T``, hidden with ``causal_mask``).
-`book.playground_check` holds the JavaScript to it.
+small JavaScript module, `MODULE`. Everything it starts from comes from the package, here:
+the book's six tokens, and for each stage the weights that the book's seed for that section
+gives its class (`page_data`). `reference` is what the package computes for a stage on any
+input: the context vectors from the classes, the weights from the package's
+``scaled_dot_product_attention``, the scores as the book computes them (``queries @ keys.T``,
+hidden with ``causal_mask``). `book.playground_check` holds the JavaScript to it.
+
+A page asks for the playground with one line of its own, `MARKER`; the hook puts `widget`
+in its place: a JSON script with what the page starts from and the interface's words
+(``extra.playground`` in the language's config); the default example at every stage as
+static tables, what a reader without JavaScript sees (``playground.js`` replaces them with
+the live widget); the trained stage's manifest (`book.trained.manifest`), whose weights the
+page downloads from ``assets/``; and the scripts and the stylesheet. `book.playground_check`
+holds the JavaScript to the package; ``python -m book playground-cases`` answers the browser
+tests' cases with it (`book.cli`).
 """
 
 from __future__ import annotations
 
 import copy
+import html
+import json
 import struct
 from functools import cache
+from pathlib import Path
 
 import torch
 from torch import Tensor
@@ -30,9 +41,8 @@ from attention_mechanisms import (
     scaled_dot_product_attention,
 )
 from attention_mechanisms.check.probes import INPUTS
-from book import paths
 
-MODULE = paths.DOCS / "overrides" / "assets" / "javascripts" / "attention.js"
+MODULE = Path("docs/overrides/assets/javascripts/attention.js")  # in the checkout
 
 TOKENS = ["Your", "journey", "starts", "with", "one", "step"]  # the book's sentence
 
@@ -142,35 +152,6 @@ def reference(stage: str, inputs: list[list[float]], dtype: torch.dtype) -> dict
     return {"heads": found, "context": torch.cat([h["context"] for h in found], dim=-1)}
 
 
-def package_results(cases: list[dict]) -> list[dict]:
-    """The package's float32 results for each case (``stage``, ``inputs``), as JSON-ready
-    lists, ``-inf`` as the string ``"-inf"``: for tests that cannot import torch. A case of
-    the stage ``trained`` gives a ``sequence`` instead (`book.trained.package_result`)."""
-
-    def plain(tensor: Tensor) -> list[list[float | str]]:
-        return [
-            [format_value(v) if v == float("-inf") else v for v in row] for row in tensor.tolist()
-        ]
-
-    from book import trained  # the trained stage's model: cached, or trained now
-
-    results = []
-    for case in cases:
-        if case["stage"] == "trained":
-            results.append(trained.package_result(case["sequence"]))
-            continue
-        found = reference(case["stage"], case["inputs"], torch.float32)
-        results.append(
-            {
-                "heads": [
-                    {m: plain(head[m]) for m in matrices(case["stage"])} for head in found["heads"]
-                ],
-                "context": plain(found["context"]),
-            }
-        )
-    return results
-
-
 def format_value(value: float) -> str:
     """A value as the page and torch show it: four decimals, ``-inf`` for a hidden score."""
     return "-inf" if value == float("-inf") else f"{value:.4f}"
@@ -179,3 +160,109 @@ def format_value(value: float) -> str:
 def causal(stage: str) -> bool:
     """Whether a stage hides each token's future (3.5 and 3.6)."""
     return stage in ("3.5", "3.6")
+
+
+MARKER = '<div class="attention-playground"></div>'
+ASSETS = (
+    ("stylesheets/playground.css", '<link rel="stylesheet" href="{}">'),
+    # In this order: each uses those above it (playground.js, all of them).
+    *(
+        (f"javascripts/{name}.js", '<script src="{}" defer></script>')
+        for name in (
+            "dom",
+            "numbers",
+            "attention",
+            "induction",
+            "trained",
+            "tables",
+            "explain",
+            "fields",
+            "playground",
+        )
+    ),
+)
+
+
+def _table(
+    caption: str,
+    values: list[list[str]],
+    rows: list[str],
+    columns: list[str],
+    causal: bool = False,
+    axes: tuple[str, str] | None = None,
+) -> str:
+    """A matrix as ``tables.js`` draws it: ``axes``, the words for queries and keys, name
+    the rows and the columns of scores and weights."""
+    corner, keys = axes or ("", None)
+    head = "".join(f'<th scope="col">{html.escape(c)}</th>' for c in [corner, *columns])
+    head = f"<tr>{head}</tr>"
+    if keys is not None:
+        span = f'<th scope="colgroup" colspan="{len(columns)}">{html.escape(keys)}</th>'
+        head = f'<tr class="playground-axis"><td></td>{span}</tr>{head}'
+
+    body = "".join(
+        f'<tr><th scope="row">{html.escape(label)}</th>'
+        + "".join(
+            ('<td class="is-hidden">' if causal and j > i else "<td>") + f"{v}</td>"
+            for j, v in enumerate(row)
+        )
+        + "</tr>"
+        for i, (label, row) in enumerate(zip(rows, values, strict=True))
+    )
+    return (
+        f'<div class="playground-box"><table><caption>{html.escape(caption)}</caption>'
+        f"<thead>{head}</thead><tbody>{body}</tbody></table></div>"
+    )
+
+
+def _stage(stage: str, words: dict[str, str]) -> str:
+    """The default example at ``stage``, as the package computes it, in static tables."""
+    tokens = TOKENS
+    result = reference(stage, page_data()["inputs"], torch.float32)
+    many = len(result["heads"]) > 1
+    parts = [f'<p class="playground-stage-title">{html.escape(words[f"stage_{stage}"])}</p>']
+    axes = (words["axis_queries"], words["axis_keys"])
+    for number, found in enumerate(result["heads"], start=1):
+        head = words["head"].format(n=number)
+        for matrix in matrices(stage)[:-1]:  # the context vectors: after the heads
+            caption = words["head_matrix"].format(head=head, matrix=words[matrix])
+            values = [[format_value(v) for v in row] for row in found[matrix].tolist()]
+            square = matrix in ("scores", "weights")
+            columns = tokens if square else [str(d) for d in range(1, len(values[0]) + 1)]
+            hide = square and causal(stage)
+            parts.append(
+                _table(
+                    caption if many else words[matrix],
+                    values,
+                    tokens,
+                    columns,
+                    hide,
+                    axes if square else None,
+                )
+            )
+    width = result["context"].shape[-1]
+    columns = [str(d) for d in range(1, width + 1)]
+    caption = words["joined"] if many else words["context"]
+    context = [[format_value(v) for v in row] for row in result["context"].tolist()]
+    parts.append(_table(caption, context, tokens, columns))
+    return f'<div class="playground-stage">{"".join(parts)}</div>'
+
+
+def widget(words: dict[str, str], assets: str, manifest: dict) -> str:
+    """The playground's markup; ``assets`` is the URL of the site's ``assets/`` folder from
+    the page (``../../assets/``), ``manifest`` the trained model's (`book.trained.manifest`)."""
+    data = {**page_data(), "trained": manifest, "words": words}
+    # "<" escaped: the JSON sits in a script element, which "</script>" would end.
+    payload = json.dumps(data, ensure_ascii=False).replace("<", "\\u003c")
+    links = "\n".join(markup.format(html.escape(assets + path)) for path, markup in ASSETS)
+    stages = "".join(_stage(stage, words) for stage in STAGES)
+    return (
+        f'<div class="attention-playground" data-playground data-assets="{html.escape(assets)}">\n'
+        f'<script type="application/json" class="playground-data">{payload}</script>\n'
+        # Left out of the search index: a reader searches for words, not for these numbers.
+        # A section, not a div: Material's search stops excluding at the first inner </div>.
+        f'<section class="playground-static" data-search-exclude>'
+        f"<p>{html.escape(words['no_script'])}</p>{stages}"
+        f"<p>{html.escape(words['no_script_trained'])}</p></section>\n"
+        f"</div>\n{links}\n"
+    )

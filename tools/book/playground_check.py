@@ -6,7 +6,7 @@ reference`), and reports every difference beyond float32 rounding with its stage
 `check_defaults` holds the default view, as the page shows it and as the package computes
 it, to what the chapters print for the same stage. `verify_trained` runs ``induction.js``,
 the trained stage's model, beside the package's on random sequences. `python -m book check`
-runs all three; the build runs both verifications before it writes anything.
+runs all three; ``python -m book site`` runs both verifications before it builds anything.
 """
 
 from __future__ import annotations
@@ -17,15 +17,16 @@ import json
 import random
 import re
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
 import torch
 from torch import Tensor
 
-from book import BookError, expectations, paths, shown, source
-from book.executor import execute
+from attention_mechanisms.interpret import attention_patterns
+from book import BookError, expectations, trained
+from book.build import Build
+from book.execute import executed
 from book.playground import (
     LIMIT,
     MAX_TOKENS,
@@ -66,7 +67,7 @@ process.stdout.write(JSON.stringify(results, text));
 """
 
 
-def run_node(cases: list[dict], module: Path = MODULE) -> list[dict]:
+def run_node(cases: list[dict], module: Path) -> list[dict]:
     """`attend` of the JavaScript ``module`` for each case (stage, inputs, heads), in Node."""
     return _node(_RUN, module, cases)
 
@@ -121,7 +122,7 @@ def random_inputs(rng: random.Random, spread: float) -> list[list[float]]:
     return [[round(rng.uniform(-spread, spread), 2) for _ in range(3)] for _ in range(count)]
 
 
-def verify(count: int = 50, seed: int = 0, module: Path = MODULE) -> list[str]:
+def verify(build: Build, count: int = 50, seed: int = 0, module: Path = MODULE) -> list[str]:
     """Every difference between the JavaScript module and the package, stage and input named.
 
     Per stage: the default input and ``count`` random inputs of 2 to 8 tokens with values
@@ -142,7 +143,7 @@ def verify(count: int = 50, seed: int = 0, module: Path = MODULE) -> list[str]:
             {"stage": s, "inputs": x, "heads": heads(s, exact=dtype == torch.float64)}
             for s, x, dtype in cases
         ],
-        module,
+        build.root / module,
     )
     problems = []
     for (stage, x, dtype), found in zip(cases, results, strict=True):
@@ -151,10 +152,10 @@ def verify(count: int = 50, seed: int = 0, module: Path = MODULE) -> list[str]:
     return problems
 
 
-def stated_runs(uri: str) -> list[list[str]]:
+def stated_runs(build: Build, uri: str) -> list[list[str]]:
     """The numbers of each ``# Out:`` block of an English chapter (which ``book check``
     holds to what the chapter prints)."""
-    chapter = source.read(paths.english() / uri)
+    chapter = build.chapter(build.english / uri)
     texts = ["\n".join(cell.expected) for cell in chapter.code if cell.expected is not None]
     return [_PRINTED_NUMBER.findall(text) for text in texts]
 
@@ -166,18 +167,16 @@ def printed_runs(executed: Path) -> list[list[str]]:
     return [_PRINTED_NUMBER.findall(text) for text in texts]
 
 
-def check_defaults(printed: Callable[[str], list[list[str]]] | None = None) -> list[str]:
+def check_defaults(build: Build) -> list[str]:
     """Each matrix in `PRINTED`, for the book's input, as the page shows it (the JavaScript,
     to four decimals) and as the package computes it, must be a run of numbers that its
-    chapter prints, in order, as torch prints them.
-
-    ``printed`` gives a chapter's `printed_runs` by its ``uri``; by default, from `execute`.
-    """
-    given = printed or (lambda uri: printed_runs(execute(paths.english() / uri)[0]))
-    runs = {uri: given(uri) for uri in set(PRINTED.values())}  # each chapter read once
+    chapter prints, in order, as torch prints them."""
+    runs = {
+        uri: printed_runs(executed(build, build.english / uri)) for uri in set(PRINTED.values())
+    }
     default = page_data()["inputs"]
-    pages = run_node([{"stage": s, "inputs": default, "heads": heads(s)} for s in STAGES])
-    views = dict(zip(STAGES, pages, strict=True))
+    cases = [{"stage": s, "inputs": default, "heads": heads(s)} for s in STAGES]
+    views = dict(zip(STAGES, run_node(cases, build.root / MODULE), strict=True))
     problems = []
     for (stage, matrix), uri in PRINTED.items():
         package = reference(stage, default, torch.float32)
@@ -189,7 +188,7 @@ def check_defaults(printed: Callable[[str], list[list[str]]] | None = None) -> l
                 problems.append(
                     f"playground stage {stage}: the {who}'s default {matrix} "
                     f"({' '.join(ours[:4])} ...) is printed by no output of "
-                    + shown(paths.english() / uri)
+                    + build.shown(build.english / uri)
                 )
     return problems
 
@@ -230,7 +229,7 @@ def random_sequences(rng: random.Random, count: int, config: dict[str, int]) -> 
 TRAINED_SEQUENCES = 60
 
 
-def verify_trained(count: int = TRAINED_SEQUENCES, seed: int = 0) -> list[str]:
+def verify_trained(build: Build, count: int = TRAINED_SEQUENCES, seed: int = 0) -> list[str]:
     """Every difference between ``induction.js`` and the package on the trained model.
 
     ``count`` random sequences (`random_sequences`) go through the JavaScript forward pass
@@ -240,17 +239,15 @@ def verify_trained(count: int = TRAINED_SEQUENCES, seed: int = 0) -> list[str]:
     from both by its rounding, which grows with the depth of the model: comparing with it
     would test float32, not the JavaScript.)
     """
-    from book import trained  # the trained model: cached, or trained now
-
-    manifest = trained.manifest()
+    manifest = trained.manifest(build)
     sequences = random_sequences(random.Random(seed), count, manifest["config"])
     payload = {
         "manifest": manifest,
-        "weights": base64.b64encode(trained.export()).decode("ascii"),
+        "weights": base64.b64encode(trained.export(build)).decode("ascii"),
         "sequences": sequences,
     }
-    found = _node(_RUN_TRAINED, MODULE.with_name("induction.js"), payload)
-    model = copy.deepcopy(trained.model()).to(torch.float64)
+    found = _node(_RUN_TRAINED, build.root / MODULE.with_name("induction.js"), payload)
+    model = copy.deepcopy(trained.model(build)).to(torch.float64)
     rtol, atol = TOLERANCE[torch.float64]
     problems = []
     for ids, js in zip(sequences, found, strict=True):
@@ -268,7 +265,6 @@ def verify_trained(count: int = TRAINED_SEQUENCES, seed: int = 0) -> list[str]:
 
 def _trained_reference(model: torch.nn.Module, ids: list[int]) -> dict[str, Tensor]:
     """The package's logits and each layer's weights, as ``induction.js`` returns them."""
-    from attention_mechanisms.interpret import attention_patterns
 
     batch = torch.tensor([ids])
     with torch.no_grad():

@@ -22,16 +22,19 @@ cell keeps the line of its marker, so that each message can name the file and li
 
 `read` parses a file, `Chapter.text` writes it back unchanged, and `Chapter.notebook` is
 what executes: the notebook Jupytext would make of the file, without the ``# Out:`` blocks.
-The executor, the checker and the translations all read chapters here and nowhere else.
-
-A parsed chapter is immutable, so one parse serves every reader: `read` parses each text
-once per process and hands the same `Chapter` to every later caller until the file changes
-(a build reads a chapter in the executor, the checker, `book.lang` and `book.catalog`).
+A parsed chapter is immutable, so one parse serves every stage (`book.build.Build.chapter`);
 `Chapter.stating` makes a new chapter with other expected outputs.
+
+A code cell may belong to one language's page: ``# %% lang="vi"`` (the same report printed
+in each language, say). The English chapter holds and executes every such cell; each page
+shows the cells without ``lang`` and those with its own (`shown_cells`), and the numbers its
+prose quotes are held to the outputs it shows. A ``lang`` that is not a language of the
+book, or one on a Markdown cell, is an error (`lang_problems`).
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
 import re
@@ -41,7 +44,7 @@ from pathlib import Path
 import nbformat
 from jupytext.cell_metadata import text_to_metadata
 
-from book import BookError, shown
+from book import BookError
 
 OUT = "# Out:"
 MARKER = "# %%"
@@ -100,6 +103,7 @@ class Chapter:
     """A parsed chapter source: its cells, and the lines before the first marker."""
 
     path: Path
+    name: str  # how messages name it: its path in the checkout
     header: tuple[str, ...]
     cells: tuple[Cell, ...]
 
@@ -138,7 +142,7 @@ class Chapter:
     def notebook(self) -> nbformat.NotebookNode:
         """The notebook that executes: every cell with its metadata, no ``# Out:`` blocks."""
         if any(line.strip() for line in self.header):
-            raise BookError(f"{shown(self.path)}, line 1: a chapter starts with a '# %%' marker")
+            raise BookError(f"{self.name}, line 1: a chapter starts with a '# %%' marker")
         make = {
             "code": nbformat.v4.new_code_cell,
             "markdown": nbformat.v4.new_markdown_cell,
@@ -152,8 +156,8 @@ class Chapter:
         return nb
 
 
-def parse(text: str, path: Path) -> Chapter:
-    """Parse a chapter's text (see the module doc); ``path`` names it in messages.
+def parse(text: str, path: Path, name: str) -> Chapter:
+    """Parse a chapter's text (see the module doc); ``name`` names it in messages.
 
     Raises:
         BookError: If an ``# Out:`` block is followed by a line that is not a comment.
@@ -167,10 +171,10 @@ def parse(text: str, path: Path) -> Chapter:
             opened[-1][2].append(line)
         else:
             header.append(line)
-    return Chapter(path, tuple(header), tuple(_cell(*found, path) for found in opened))
+    return Chapter(path, name, tuple(header), tuple(_cell(*found, name) for found in opened))
 
 
-def _cell(line: int, marker: str, body: list[str], path: Path) -> Cell:
+def _cell(line: int, marker: str, body: list[str], name: str) -> Cell:
     """A cell from its lines: the trailing blank lines and the ``# Out:`` block set apart."""
     kept = len(body)
     while kept and not body[kept - 1].strip():
@@ -183,7 +187,7 @@ def _cell(line: int, marker: str, body: list[str], path: Path) -> Cell:
     for offset, text in enumerate(block, start=start + 2):
         if not text.startswith("#"):
             raise BookError(
-                f"{shown(path)}, line {line + offset}: {text!r} follows '{OUT}' but is "
+                f"{name}, line {line + offset}: {text!r} follows '{OUT}' but is "
                 "not a comment; the expected output block must end its cell"
             )
     expected = tuple(_uncomment(text) for text in block)
@@ -195,10 +199,78 @@ def _tuple(lines: list[str] | None) -> tuple[str, ...] | None:
 
 
 @functools.lru_cache(maxsize=128)
-def _parsed(text: str, path: Path) -> Chapter:
-    return parse(text, path)
+def _parsed(text: str, path: Path, name: str) -> Chapter:
+    return parse(text, path, name)
 
 
-def read(path: Path) -> Chapter:
+def read(path: Path, name: str) -> Chapter:
     """The chapter source at ``path``, parsed once per text (see the module doc)."""
-    return _parsed(path.read_text(encoding="utf-8"), path)
+    return _parsed(path.read_text(encoding="utf-8"), path, name)
+
+
+FIGURE_TEXTS = ("caption", "alt")  # keyword arguments of a figure call: prose in code
+
+
+def _text(node: ast.expr) -> str | None:
+    """A string argument as a translator sees it: a constant as it is; an f-string with each
+    value as ``{expression}``, which `book.compose` fills in from the English output."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if not isinstance(node, ast.JoinedStr):
+        return None
+    parts = []
+    for part in node.values:
+        if isinstance(part, ast.FormattedValue):
+            parts.append(f"{{{ast.unparse(part.value)}}}")
+        elif isinstance(part, ast.Constant):
+            parts.append(str(part.value))
+    return "".join(parts)
+
+
+def figure_texts(code: str) -> list[tuple[str, str]]:
+    """``(keyword, text)`` of each ``caption=`` and ``alt=`` string in a code cell."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    found = [
+        (keyword.arg, _text(keyword.value))
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        for keyword in node.keywords
+        if keyword.arg in FIGURE_TEXTS
+    ]
+    return [(str(key), text) for key, text in found if text is not None]
+
+
+LANG = "lang"  # the marker's key of a cell that belongs to one language
+
+
+def shows(metadata: dict, language: str) -> bool:
+    """Whether the page in ``language`` shows a cell with this metadata."""
+    return metadata.get(LANG, language) == language
+
+
+def shown_cells(cells: list, language: str) -> list:
+    """The notebook cells that the page in ``language`` shows, in order; a cell of one
+    language is tagged ``lang-<code>`` too (its ``data-lang`` on the page)."""
+    kept = [cell for cell in cells if shows(cell.get("metadata", {}), language)]
+    for cell in kept:
+        metadata = cell.get("metadata", {})
+        if LANG in metadata and f"lang-{metadata[LANG]}" not in metadata.get("tags", []):
+            metadata.setdefault("tags", []).append(f"lang-{metadata[LANG]}")
+    return kept
+
+
+def lang_problems(chapter: Chapter, languages: list[str]) -> list[str]:
+    """Each ``lang`` of ``chapter`` that is not one of ``languages`` or marks a Markdown cell."""
+    result = []
+    for cell in chapter.cells:
+        if LANG not in cell.metadata:
+            continue
+        where = f"{chapter.name}, line {cell.line}: lang={cell.metadata[LANG]!r}"
+        if not cell.is_code:
+            result.append(f"{where} on a Markdown cell; only a code cell belongs to a language")
+        elif cell.metadata[LANG] not in languages:
+            result.append(f"{where} is not a language of the book ({', '.join(languages)})")
+    return result

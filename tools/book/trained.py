@@ -3,7 +3,7 @@
 `model` is the model that the chapter trained in its one execution: its training cell marks
 it ``export="model losses"``, and the executor saves both (`plain`) beside the executed
 notebook, in ``.cache/book/``, so the build and the tests train it once, with the chapter,
-and again only when the chapter executes again (`exported`). `export` is what the page downloads:
+and again only when the chapter executes again. `export` is what the page downloads:
 every tensor of its ``state_dict`` (the masks aside), in order, as one little-endian float32
 file, and `manifest` says where each tensor is in it. The page's JavaScript
 (``induction.js``) is held to the package by `book.playground_check`.
@@ -12,15 +12,16 @@ file, and `manifest` says where each tensor is in it. The page's JavaScript
 from __future__ import annotations
 
 import array
-import shutil
 import sys
 from functools import cache
+from pathlib import Path
 
 import torch
 
 from attention_mechanisms.induction import SYMBOLS, AttentionOnlyTransformer
-from book import paths
-from book.executor import execute, exports_path
+from attention_mechanisms.interpret import attention_patterns
+from book.build import Build
+from book.execute import executed, exports_path
 
 CHAPTER = "learned/what-attention-learns.py"  # the chapter that trains it, in docs/en/
 
@@ -47,7 +48,7 @@ def _tensors(model: AttentionOnlyTransformer) -> dict[str, torch.Tensor]:
 
 
 def plain(value: object) -> object:
-    """What the chapter's export cell saves of ``value`` (`book.executor`): a model as its
+    """What the chapter's export cell saves of ``value`` (`book.execute`): a model as its
     sizes and weights (its class is the chapter's own copy, so the object is not saved),
     anything else (the losses) as it is."""
     if isinstance(value, torch.nn.Module):
@@ -55,55 +56,48 @@ def plain(value: object) -> object:
     return value
 
 
-@cache
-def exported() -> dict:
-    """What the chapter's training cell exported, by name: ``model`` (`plain`), ``losses``.
+def exported(build: Build) -> dict:
+    """What the chapter's training cell exported, by name: ``model`` (`plain`), ``losses``."""
+    return _load(exports_path(executed(build, build.english / CHAPTER)))
 
-    Executing the chapter (or finding it cached) gives them: nothing trains it again. A
-    cached execution from before the chapter exported them is executed again.
-    """
-    chapter = paths.english() / CHAPTER
-    notebook, _ = execute(chapter)
-    if not exports_path(notebook).is_file():
-        shutil.rmtree(notebook.parent)
-        notebook, _ = execute(chapter)
-    saved: dict = torch.load(exports_path(notebook), weights_only=True)
+
+@cache
+def _load(path: Path) -> dict:
+    saved: dict = torch.load(path, weights_only=True)  # one file per execution: read once
     return saved
 
 
-@cache
-def model() -> AttentionOnlyTransformer:
+def model(build: Build) -> AttentionOnlyTransformer:
     """The model that the chapter trained in its one execution (`exported`)."""
-    saved = exported()["model"]
+    return _model(exports_path(executed(build, build.english / CHAPTER)))
+
+
+@cache
+def _model(path: Path) -> AttentionOnlyTransformer:
+    saved = _load(path)["model"]
     found = AttentionOnlyTransformer(**saved["config"])
     found.load_state_dict(saved["state"])
     return found.eval()
 
 
-def forget() -> None:
-    """Forget what `exported` read: each build (each rebuild of ``mkdocs serve`` too) reads
-    the chapter's execution once, and a chapter executed again is read again."""
-    exported.cache_clear()
-    model.cache_clear()
-
-
-def export() -> bytes:
+def export(build: Build) -> bytes:
     """Every tensor of `manifest`, flattened in row order, as little-endian float32."""
-    values = array.array("f", torch.cat([t.flatten() for t in _tensors(model()).values()]).tolist())
+    tensors = _tensors(model(build)).values()
+    values = array.array("f", torch.cat([t.flatten() for t in tensors]).tolist())
     if sys.byteorder != "little":
         values.byteswap()
     return values.tobytes()
 
 
-def manifest() -> dict:
+def manifest(build: Build) -> dict:
     """What the page needs besides the weights file: the model's sizes, its symbols, and
     where each tensor is in `export` (offsets and lengths in numbers, not bytes)."""
     tensors, offset = [], 0
-    for name, tensor in _tensors(model()).items():
+    for name, tensor in _tensors(model(build)).items():
         tensors.append({"name": name, "shape": list(tensor.shape), "offset": offset})
         offset += tensor.numel()
     return {
-        "config": _config(model()),
+        "config": _config(model(build)),
         "symbols": SYMBOLS,
         "start": START,
         "default": DEFAULT,
@@ -113,13 +107,12 @@ def manifest() -> dict:
     }
 
 
-def package_result(sequence: str) -> dict:
+def package_result(build: Build, sequence: str) -> dict:
     """What the page must show for a typed ``sequence``, computed by the package in float32:
     every head's weights (layer, head, row, column; row and column 0 are the start token) and
     the three most likely next tokens."""
-    from attention_mechanisms.interpret import attention_patterns
 
-    found = model()
+    found = model(build)
     ids = torch.tensor([[found.vocab_size, *(SYMBOLS.index(c) for c in sequence)]])
     with torch.no_grad():
         probabilities = torch.softmax(found(ids)[0, -1], dim=-1)

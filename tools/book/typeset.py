@@ -29,9 +29,6 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 
-from book import paths
-
-MATHJAX = paths.NODE_MODULES / "mathjax"
 SCRIPT = Path(__file__).with_name("typeset.cjs")
 _SKIP = {"pre", "code", "script", "style", "textarea", "svg", "math", "mjx-container"}
 # Display first, so that $$ is never read as two inline $.
@@ -135,9 +132,10 @@ def node_executable() -> str:
 
 
 class MathJax:
-    """One Node process running ``typeset.cjs``, started on first use."""
+    """One Node process running ``typeset.cjs`` with the MathJax of ``node_modules/mathjax``,
+    started on first use."""
 
-    def __init__(self, mathjax: Path = MATHJAX) -> None:
+    def __init__(self, mathjax: Path) -> None:
         self.mathjax = mathjax
         self._process: subprocess.Popen | None = None
 

@@ -21,12 +21,14 @@ from attention_mechanisms.checks import check_size
 from attention_mechanisms.induction import (
     HALF_LENGTHS,
     SYMBOLS,
+    TRAINING_THREADS,
     VOCAB_SIZE,
     AttentionOnlyTransformer,
     check_range,
     check_token_ids,
     repeated_tokens,
     spell,
+    torch_threads,
     train_induction,
 )
 from attention_mechanisms.interpret import (

@@ -1,6 +1,6 @@
 /* The playground page: the reader changes the tokens, their embeddings and the stage, and
    every matrix is computed again (attention.js) and drawn. The page brings its data and its
-   words in a JSON script (tools/book/playground_html.py); this replaces the static tables
+   words in a JSON script (tools/book/playground.py); this replaces the static tables
    that a reader without JavaScript sees. The tables are drawn by tables.js; the arithmetic
    of a selected weight is explain.js's, the reading of typed values fields.js's.
 

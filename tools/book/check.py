@@ -1,11 +1,11 @@
 """Check that every output a chapter shows is the one its source states.
 
 Each code cell states what it prints in an ``# Out:`` block (see `book.expectations`).
-Checking executes the chapter if it is stale (`book.executor`), then compares each output
-with its block, and each number quoted in the prose with the outputs that the English page
-shows (a code cell marked ``lang="vi"`` is checked, but shown on that page only, `book.lang`;
-a ``lang`` that is not a language of the book is an error). The package's docstring examples
-are run the same way. ``--update`` rewrites the blocks from execution.
+Checking takes the chapter's execution (`book.execute`), then compares each output with its
+block, and each number quoted in the prose with the outputs that the English page shows (a
+code cell marked ``lang="vi"`` is checked, but shown on that page only, `book.source`). The
+package's docstring examples are run the same way. ``--update`` rewrites the blocks from
+execution.
 
 Messages name a cell by the line of its ``# %%`` marker in the chapter file.
 """
@@ -20,8 +20,9 @@ from pathlib import Path
 
 import nbformat
 
-from book import BookError, expectations, lang, paths, shown, source
-from book.executor import cell_lines, execute
+from book import BookError, expectations, source
+from book.build import ENGLISH, Build
+from book.execute import cell_lines, executed
 
 
 class Report:
@@ -36,14 +37,14 @@ class Report:
 
 
 def _pair_code_cells(
-    chapter: Path, nb: nbformat.NotebookNode, source_cells: tuple[source.Cell, ...]
+    chapter: source.Chapter, nb: nbformat.NotebookNode
 ) -> list[tuple[source.Cell, nbformat.NotebookNode]]:
     """Match the source's code cells with the executed notebook's, in order."""
-    source_code = [cell for cell in source_cells if cell.is_code]
+    source_code = chapter.code
     nb_code = [cell for cell in nb.cells if cell.cell_type == "code"]
     if len(source_code) != len(nb_code):
         raise BookError(
-            f"{shown(chapter)}: {len(source_code)} code cells in the source but "
+            f"{chapter.name}: {len(source_code)} code cells in the source but "
             f"{len(nb_code)} in the executed notebook; is a cell marker malformed?"
         )
     return list(zip(source_code, nb_code, strict=True))
@@ -83,36 +84,26 @@ def _nondeterministic(report: Report, where: str, stated: source.Cell, reason: o
         report.nondeterministic.append(f"{where}: {reason}")
 
 
-def check(chapter: Path, source_text: str | None = None, *, executed: Path | None = None) -> Report:
-    """Compare every output of ``chapter`` with what its source states.
-
-    Args:
-        chapter: The chapter source file.
-        source_text: Check these stated outputs instead of the file's (same code cells).
-        executed: Its executed notebook, from the caller's `execute` (else executed here).
-    """
-    nb = nbformat.read(executed or execute(chapter)[0], as_version=4)
-    report = Report(shown(chapter))
-    report.errors += lang.problems(chapter, paths.translations())
-    stated_cells = (
-        source.read(chapter) if source_text is None else source.parse(source_text, chapter)
-    ).cells
+def check(build: Build, parsed: source.Chapter) -> Report:
+    """Compare every output of the ``parsed`` chapter (`book.build.Build.chapter`) with what
+    it states."""
+    nb = nbformat.read(executed(build, parsed.path), as_version=4)
+    report = Report(parsed.name)
+    report.errors += source.lang_problems(parsed, build.languages)
     outputs = []  # the outputs the English prose may quote
-    for stated, cell in _pair_code_cells(chapter, nb, stated_cells):
+    for stated, cell in _pair_code_cells(parsed, nb):
         where = f"{report.name}, line {stated.line}"
         actual = expectations.output_text(cell)
         if "nondeterministic" in cell.metadata:
             _nondeterministic(report, where, stated, cell.metadata["nondeterministic"])
             continue
-        if lang.shows(cell.metadata, paths.ENGLISH):
+        if source.shows(cell.metadata, ENGLISH):
             outputs.append(actual)
         _compare(report, where, stated, actual)
     code = tuple(
-        c.source
-        for c in nb.cells
-        if c.cell_type == "code" and lang.shows(c.metadata, paths.ENGLISH)
+        c.source for c in nb.cells if c.cell_type == "code" and source.shows(c.metadata, ENGLISH)
     )
-    for cell, line in zip(nb.cells, cell_lines(source.read(chapter), nb), strict=True):
+    for cell, line in zip(nb.cells, cell_lines(parsed, nb), strict=True):
         if cell.cell_type != "markdown":
             continue
         for number in expectations.prose_numbers(cell.source):
@@ -126,17 +117,16 @@ def check(chapter: Path, source_text: str | None = None, *, executed: Path | Non
     return report
 
 
-def update(chapter: Path, *, executed: Path | None = None) -> bool:
-    """Rewrite the expected-output blocks of ``chapter`` from its execution (``executed``, as
-    for `check`).
+def update(build: Build, chapter: Path) -> bool:
+    """Rewrite the expected-output blocks of ``chapter`` from its execution.
 
     Returns:
         Whether the file changed.
     """
-    nb = nbformat.read(executed or execute(chapter)[0], as_version=4)
-    parsed = source.read(chapter)
+    nb = nbformat.read(executed(build, chapter), as_version=4)
+    parsed = build.chapter(chapter)
     outputs = []
-    for _, cell in _pair_code_cells(chapter, nb, parsed.cells):
+    for _, cell in _pair_code_cells(parsed, nb):
         actual = expectations.output_text(cell)
         nondeterministic = cell.metadata.get("nondeterministic") is not None
         outputs.append(actual.splitlines() if actual and not nondeterministic else None)
@@ -155,8 +145,9 @@ class _NumericChecker(doctest.OutputChecker):
         return f"  {detail}\n" + expectations.diff(example.want, got) + "\n"
 
 
-def check_docstrings(package: str = paths.PACKAGE.name) -> Report:
+def check_docstrings(build: Build) -> Report:
     """Run every ``>>>`` example in the package, comparing outputs like the chapters do."""
+    package = build.package.name
     root = importlib.import_module(package)
     report = Report(f"docstrings of {package}")
     finder = doctest.DocTestFinder(exclude_empty=True)
@@ -171,6 +162,6 @@ def check_docstrings(package: str = paths.PACKAGE.name) -> Report:
             report.checked += result.attempted - result.failed
             if result.failed:
                 report.errors.append(
-                    f"{test.name} ({shown(Path(test.filename))}):\n{output.getvalue()}"
+                    f"{test.name} ({build.shown(Path(test.filename))}):\n{output.getvalue()}"
                 )
     return report

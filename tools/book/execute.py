@@ -1,9 +1,10 @@
 """Execute a chapter into a notebook with outputs, once per change, and enforce its rules.
 
-Each chapter is executed with nbclient into ``.cache/book/``, under its key
-(`book.keys.cache_key`: its source without the expected outputs, the package, the tooling
-that decides what executes, and the environment), so a change to any of them executes the
-chapter again, and a rebuild with nothing changed executes nothing. The cached notebook is
+Each chapter is executed with nbclient into the store ``.cache/book/`` (`book.build.Store`),
+under its key (`cache_key`: its source without the expected outputs, every file of the
+package, the modules of this tooling that decide what executes, and the installed
+distributions), so a change to any of them executes the chapter again, and a rebuild with
+nothing changed executes nothing. The cached notebook is
 what the page shows and what the reader downloads: a plain nbformat 4 notebook, whatever the
 site does to present it.
 
@@ -18,7 +19,7 @@ The rules:
   (`book.include`: no docstrings, no annotations), so the page shows the shipped code and
   the notebook defines it. The cell is tagged ``include:<name>`` instead, so that the page
   can link to the full source in the API reference. Marked ``diff_from="<module>.<Name>"``
-  too, it also gets the diff from that class as an output after execution (`book.changes`).
+  too, it also gets the diff from that class as an output after execution.
 - A code cell marked ``export="<name> ..."`` names what the build and the tests need after
   the chapter ran (the trained model and its losses, `book.trained`): one more cell, run
   last and kept out of the notebook, saves them beside the executed notebook
@@ -29,8 +30,8 @@ Messages name a cell by the line of its ``# %%`` marker in the chapter file.
 
 from __future__ import annotations
 
-import hashlib
-import shutil
+import functools
+import os
 from pathlib import Path
 
 import nbformat
@@ -38,46 +39,87 @@ from filelock import FileLock
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from book import BookError, changes, include, keys, paths, shown, source
+from book import BookError, include, source
+from book.build import Build, digest, environment
 
 CELL_TIMEOUT = 600  # seconds; the slowest cell (the benchmark chapter) stays well below
+# Torch threads in a chapter's kernel, unless OMP_NUM_THREADS says otherwise. The chapters'
+# tensors are small, and on a busy machine threads wait on each other at every kernel: one
+# thread slows down in proportion to the load; two slowed the chapter that trains a model 14
+# times. Chapters executed side by side each have a core.
+KERNEL_THREADS = 1
+TOOLING = (__file__, source.__file__, include.__file__)  # what decides what executes
 
 
-def chapters() -> list[Path]:
-    """Every chapter source: the ``*.py`` pages of ``docs/en/``.
+@functools.cache
+def _environment() -> str:
+    return environment()
 
-    Only the English chapters execute: a translation shows their outputs (`book.translations`).
+
+def cache_key(build: Build, chapter: source.Chapter) -> str:
+    """Hash of everything that can change what ``chapter`` shows (see the module doc)."""
+    package = sorted(
+        p for p in build.package.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    )
+    parts: list[bytes | str] = [Path(module).read_bytes() for module in TOOLING]
+    for path in package:
+        parts += [path.relative_to(build.package).as_posix(), path.read_bytes()]
+    return digest([*parts, _environment(), chapter.text(expected=False)])
+
+
+def executed_path(build: Build, chapter: source.Chapter) -> Path:
+    """Where the executed notebook of ``chapter`` is kept (it may not exist yet)."""
+    name = chapter.path.relative_to(build.docs).with_suffix("").as_posix()
+    return build.store("book").path(name, cache_key(build, chapter), f"{chapter.path.stem}.ipynb")
+
+
+def exports_path(notebook: Path) -> Path:
+    """Where the values that a chapter's ``export`` marks name are saved, beside its notebook."""
+    return notebook.with_name("exports.pt")
+
+
+def executed(build: Build, chapter: Path) -> Path:
+    """The executed notebook of ``chapter`` (`execute`)."""
+    return execute(build, chapter)[0]
+
+
+def execute(build: Build, chapter: Path) -> tuple[Path, bool]:
+    """Return the executed notebook of ``chapter``, executing it only if it is stale.
+
+    Returns:
+        ``(path, ran)``: the stored notebook and whether it was executed just now.
+
+    Raises:
+        BookError: If a cell fails or a ``raises-exception`` cell does not raise as stated.
     """
-    return sorted(paths.english().rglob("*.py"))
-
-
-def cache() -> Path:
-    """Where executed chapters are kept: ``.cache/book/``."""
-    return paths.CACHE / "book"
-
-
-def _chapter_dir(chapter: Path) -> Path:
     chapter = chapter.resolve()
-    if chapter.is_relative_to(paths.DOCS):
-        return cache() / chapter.relative_to(paths.DOCS).with_suffix("")
-    # A chapter outside docs/ (the tooling's own tests use some): one folder per path.
-    return cache() / "other" / hashlib.sha256(str(chapter).encode()).hexdigest()[:16]
-
-
-def _target(chapter: source.Chapter) -> Path:
-    return _chapter_dir(chapter.path) / keys.cache_key(chapter) / f"{chapter.path.stem}.ipynb"
-
-
-def executed_path(chapter: Path) -> Path:
-    """Where the executed notebook of ``chapter`` is cached (it may not exist yet)."""
-    return _target(source.read(chapter.resolve()))
+    if chapter in build.executions:
+        return build.executions[chapter], False
+    if not chapter.is_relative_to(build.english):
+        raise BookError(
+            f"{build.shown(chapter)}: only the English chapters ({build.shown(build.english)}/) "
+            "execute; a translation shows their outputs"
+        )
+    parsed = build.chapter(chapter)  # the key and the run read the same text
+    target, ran = executed_path(build, parsed), False
+    if not target.exists():
+        # Processes that ask for the same chapter at once (the test workers, the site build)
+        # take turns: the first executes it, the others find its result.
+        lock = target.parent.parent.with_suffix(".lock")
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(lock):
+            if not target.exists():
+                _run(build, parsed, target)
+                ran = True
+    build.executions[chapter] = target
+    return target, ran
 
 
 def cell_lines(chapter: source.Chapter, nb: nbformat.NotebookNode) -> list[int]:
     """The line of each cell's ``# %%`` marker in the chapter file, in notebook order."""
     if len(chapter.lines) != len(nb.cells):
         raise BookError(
-            f"{shown(chapter.path)}: {len(chapter.lines)} '# %%' markers but {len(nb.cells)} "
+            f"{chapter.name}: {len(chapter.lines)} '# %%' markers but {len(nb.cells)} "
             "notebook cells; does code come before the first marker?"
         )
     return chapter.lines
@@ -97,7 +139,7 @@ def check_raises(nb: nbformat.NotebookNode, chapter: source.Chapter) -> None:
             continue
         tagged = "raises-exception" in cell.metadata.get("tags", [])
         stated = cell.metadata.get("raises")
-        where = f"{shown(chapter.path)}, line {line}"
+        where = f"{chapter.name}, line {line}"
         if tagged != (stated is not None):
             raise BookError(
                 f"{where}: a cell that must raise needs both the tag 'raises-exception' and "
@@ -116,7 +158,7 @@ def check_raises(nb: nbformat.NotebookNode, chapter: source.Chapter) -> None:
             raise BookError(f"{where}: expected {stated!r}, got {ename}: {evalue}")
 
 
-def include_sources(nb: nbformat.NotebookNode, chapter: source.Chapter) -> None:
+def include_sources(nb: nbformat.NotebookNode, chapter: source.Chapter, package: Path) -> None:
     """Fill each empty code cell marked ``include="package.module.Name"`` with that source.
 
     The page then shows the package's own code, and the notebook defines it: the reader can
@@ -126,39 +168,34 @@ def include_sources(nb: nbformat.NotebookNode, chapter: source.Chapter) -> None:
         qualified = cell.metadata.get("include")
         if qualified is None and "diff_from" in cell.metadata:
             raise BookError(
-                f"{shown(chapter.path)}, line {line}: diff_from= shows an included class as its "
+                f"{chapter.name}, line {line}: diff_from= shows an included class as its "
                 'changes; the cell must also be marked include="<module>.<Name>"'
             )
         if cell.cell_type != "code" or qualified is None:
             continue
         if cell.source.strip():
             raise BookError(
-                f"{shown(chapter.path)}, line {line}: a cell marked include={qualified!r} must be "
+                f"{chapter.name}, line {line}: a cell marked include={qualified!r} must be "
                 f"empty, since the package's source replaces it; got {cell.source[:60]!r}"
             )
-        cell.source = include.book_source(qualified)
+        cell.source = include.book_source(qualified, package)
         # The page links to the full source (book.page): nbconvert shows tags as classes.
         cell.metadata.setdefault("tags", []).append(f"include:{qualified}")
         del cell.metadata["include"]
         base = cell.metadata.pop("diff_from", None)
-        if base is not None:  # shown as the lines that change from base (book.changes)
-            include.book_source(base)  # a name that is not in the package fails here
-            cell.metadata["tags"].append(f"{changes.TAG}{base}")
+        if base is not None:  # shown as the lines that change from base
+            include.book_source(base, package)  # a name that is not in the package fails here
+            cell.metadata["tags"].append(f"{include.DIFF_TAG}{base}")
 
 
-def exports_path(notebook: Path) -> Path:
-    """Where the models that a chapter's ``export`` marks name are saved, beside its notebook."""
-    return notebook.with_name("exports.pt")
-
-
-def _add_export(nb: nbformat.NotebookNode, chapter: Path, target: Path) -> bool:
+def _add_export(nb: nbformat.NotebookNode, chapter: source.Chapter, target: Path) -> bool:
     """Append the cell that saves every variable a cell marks ``export=``; whether there is one."""
     marks = [cell.metadata["export"] for cell in nb.cells if "export" in cell.metadata]
     names = [name for mark in marks for name in str(mark).split()]
     if not all(isinstance(mark, str) and mark.split() for mark in marks) or not all(
         name.isidentifier() for name in names
     ):
-        raise BookError(f'{shown(chapter)}: export= must name variables: export="model losses"')
+        raise BookError(f'{chapter.name}: export= must name variables: export="model losses"')
     if not names:
         return False
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -169,35 +206,10 @@ def _add_export(nb: nbformat.NotebookNode, chapter: Path, target: Path) -> bool:
     return True
 
 
-def execute(chapter: Path) -> tuple[Path, bool]:
-    """Return the executed notebook of ``chapter``, executing it only if it is stale.
-
-    Returns:
-        ``(path, ran)``: the cached notebook and whether it was executed just now.
-
-    Raises:
-        BookError: If a cell fails or a ``raises-exception`` cell does not raise as stated.
-    """
-    parsed = source.read(chapter.resolve())  # the key and the run read the same text
-    target = _target(parsed)
-    if target.exists():
-        return target, False
-    # Processes that ask for the same chapter at once (the test workers, the site build)
-    # take turns: the first executes it, the others find its result.
-    lock = target.parent.parent.with_suffix(".lock")  # beside the chapter's folder of keys
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(lock):
-        if target.exists():
-            return target, False
-        _run(parsed, target)
-    return target, True
-
-
-def _run(parsed: source.Chapter, target: Path) -> None:
+def _run(build: Build, parsed: source.Chapter, target: Path) -> None:
     """Execute the ``parsed`` chapter and store the notebook at ``target`` (see `execute`)."""
-    chapter = parsed.path
     nb = parsed.notebook()
-    include_sources(nb, parsed)
+    include_sources(nb, parsed, build.package)
     nb.metadata["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3",
@@ -213,11 +225,12 @@ def _run(parsed: source.Chapter, target: Path) -> None:
         coalesce_streams=True,
         # The kernel's start-up notices (not cell errors) would clutter every build log.
         extra_arguments=["--IPKernelApp.log_level=ERROR"],
-        resources={"metadata": {"path": str(chapter.parent)}},
+        resources={"metadata": {"path": str(parsed.path.parent)}},
     )
-    exporting = _add_export(nb, chapter, target)
+    exporting = _add_export(nb, parsed, target)
+    threads = os.environ.get("OMP_NUM_THREADS", str(KERNEL_THREADS))
     try:
-        client.execute()
+        client.execute(env={**os.environ, "OMP_NUM_THREADS": threads})
     except CellExecutionError as error:
         if exporting:
             nb.cells.pop()
@@ -225,28 +238,13 @@ def _run(parsed: source.Chapter, target: Path) -> None:
         failed = max(i for i, cell in enumerate(nb.cells) if _error_of(cell) is not None)
         line = cell_lines(parsed, nb)[failed]
         raise BookError(
-            f"{shown(chapter)}, line {line}: raised {error.ename}: {error.evalue}\n"
+            f"{parsed.name}, line {line}: raised {error.ename}: {error.evalue}\n"
             f"{nb.cells[failed].source}\n(a cell that is meant to raise needs the tag "
             '"raises-exception" and raises="ExceptionType: message start")'
         ) from None
     if exporting:
         nb.cells.pop()  # the export cell: not the chapter's
     check_raises(nb, parsed)
-    changes.add_outputs(nb)
+    include.add_diffs(nb, build.package)
     nbformat.validate(nb)
-
-    store(nb, target)
-
-
-def store(nb: nbformat.NotebookNode, target: Path) -> None:
-    """Write ``nb`` to ``target`` (``<folder>/<key>/<name>.ipynb``), keeping no other key.
-
-    The write is atomic: an interrupted build leaves no broken notebook behind.
-    """
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(".partial")
-    nbformat.write(nb, partial)
-    partial.replace(target)
-    for old in target.parent.parent.iterdir():
-        if old != target.parent:
-            shutil.rmtree(old)
+    build.store("book").put(target, nbformat.writes(nb).encode())
