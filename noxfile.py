@@ -23,13 +23,15 @@ Which torch build, when torch is installed (delete `.nox/package` to change it l
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -54,6 +56,20 @@ PACKAGE_BIN = PACKAGE_ENV / ("Scripts" if os.name == "nt" else "bin")
 PARALLEL = ("-n", "auto")
 # mkdocs-material announces MkDocs 2 on every build; the project pins mkdocs<2 on purpose.
 DOCS_ENV = {"NO_MKDOCS_2_WARNING": "1"}
+
+
+def timed(function: Callable[[nox.Session], None]) -> Callable[[nox.Session], None]:
+    """The session, saying how long it took in seconds (nox's own line rounds to minutes)."""
+
+    @functools.wraps(function)
+    def run(session: nox.Session) -> None:
+        start = time.perf_counter()
+        try:
+            function(session)
+        finally:
+            session.log(f"session {session.name}: {time.perf_counter() - start:.0f} s")
+
+    return run
 
 
 def pinned_version(name: str) -> str:
@@ -144,6 +160,7 @@ def npm_ci(session: nox.Session) -> None:
 
 
 @nox.session
+@timed
 def lint(session: nox.Session) -> None:
     """Check style and formatting with ruff, the GitHub workflows with zizmor, and the
     package's types with mypy (pyproject.toml's [tool.mypy]).
@@ -173,6 +190,7 @@ def python_classifiers() -> list[str]:
 
 
 @nox.session
+@timed
 def pins(session: nox.Session) -> None:
     """Every pin installs on the lowest Python that the project states, not on the one before.
 
@@ -223,6 +241,7 @@ def pins(session: nox.Session) -> None:
 
 
 @nox.session
+@timed
 def build(session: nox.Session) -> None:
     """Build the sdist and the wheel into dist/, then check them with twine."""
     session.install(*CONSTRAINTS, *nox.project.dependency_groups(PYPROJECT, "build"))
@@ -249,6 +268,7 @@ def build(session: nox.Session) -> None:
 
 
 @nox.session(venv_backend="none")
+@timed
 def tests(session: nox.Session) -> None:
     """Execute the stale chapters (`book execute`, side by side), then run the test suite and
     the docstring examples (pytest; extra args go to pytest).
@@ -266,6 +286,7 @@ def tests(session: nox.Session) -> None:
 
 
 @nox.session(venv_backend="none")
+@timed
 def examples(session: nox.Session) -> None:
     """Check every chapter output and docstring example against what its source states, and
     every translation's catalogs against the English: all there, readable, their numbers.
@@ -277,6 +298,7 @@ def examples(session: nox.Session) -> None:
 
 
 @nox.session(venv_backend="none")
+@timed
 def docs(session: nox.Session) -> None:
     """Build every language into site/<lang>/ in strict mode, executing stale chapters once.
 
@@ -290,6 +312,7 @@ def docs(session: nox.Session) -> None:
 
 
 @nox.session(venv_backend="none")
+@timed
 def translations(session: nox.Session) -> None:
     """Count each language's paragraphs that are behind the English (fuzzy or untranslated).
 
@@ -302,6 +325,7 @@ def translations(session: nox.Session) -> None:
 
 
 @nox.session
+@timed
 def browser(session: nox.Session) -> None:
     """Test the built site (run `docs` first) in Chromium: every page, links, search, 404.
 
@@ -322,6 +346,7 @@ def browser(session: nox.Session) -> None:
 
 
 @nox.session(venv_backend="none")
+@timed
 def bench(session: nox.Session) -> None:
     """Benchmark every attention implementation; print ratios, save JSON and a plot.
 
@@ -338,6 +363,7 @@ def bench(session: nox.Session) -> None:
 
 
 @nox.session(venv_backend="none")
+@timed
 def serve(session: nox.Session) -> None:
     """Serve one language and rebuild on every change: `nox -s serve -- vi` (default: en).
 

@@ -26,6 +26,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             old.unlink()
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow tests first (in their order): spread over the workers from the start, they do
+    not leave one worker running alone at the end of the run."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for said in sorted(SAID.glob("*")) if SAID.is_dir() else []:
         terminalreporter.write_line(said.read_text(encoding="utf-8").rstrip())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import sys
 import zipfile
 from pathlib import Path
@@ -93,10 +94,17 @@ def test_the_pin_is_unlabelled_so_any_build_of_that_release_satisfies_it():
 
 
 def test_nox_runs_every_test_the_slow_ones_too_after_executing_the_chapters(monkeypatch):
-    runs = []
-    session = SimpleNamespace(posargs=[], run=lambda *args, **kwargs: runs.append(args))
+    runs, logs = [], []
+    session = SimpleNamespace(
+        name="tests",
+        posargs=[],
+        run=lambda *args, **kwargs: runs.append(args),
+        log=logs.append,
+    )
     monkeypatch.setattr(noxfile, "package_python", lambda session: "python")
     monkeypatch.setattr(noxfile, "npm_ci", lambda session: None)
     assert "tests" in noxfile.nox.options.sessions
     noxfile.tests.func(session)
     assert runs == [("python", "-m", "book", "execute"), ("python", "-m", "pytest", "-n", "auto")]
+    # Every session says how long it took, in seconds.
+    assert len(logs) == 1 and re.fullmatch(r"session tests: \d+ s", logs[0]), logs

@@ -92,7 +92,7 @@ def test_the_readmes_attention_check_commands_parse(line):
 
 def test_every_nox_session_is_described_for_contributors():
     noxfile = (ROOT / "noxfile.py").read_text(encoding="utf-8")
-    sessions = re.findall(r"^@nox\.session\b.*\ndef (\w+)", noxfile, re.M)
+    sessions = re.findall(r"^@nox\.session\b.*\n(?:@timed\n)?def (\w+)", noxfile, re.M)
     assert "tests" in sessions
     guide = CONTRIBUTING.read_text(encoding="utf-8")
     assert [s for s in sessions if f"`nox -s {s}" not in guide] == []
