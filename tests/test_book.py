@@ -483,3 +483,19 @@ def test_no_heading_is_folded_into_a_solution(chapter):
         if cell.kind == "markdown" and "solution" in cell.metadata.get("tags", []):
             headings = [line for line in cell.source.splitlines() if line.startswith("#")]
             assert headings == [], f"{REAL.shown(chapter)}, line {cell.line}: {headings}"
+
+
+def test_the_site_command_holds_the_playground_to_the_package_before_building(
+    book, monkeypatch, capsys
+):
+    """`python -m book site` builds nothing while the playground's JavaScript differs."""
+    built = []
+    monkeypatch.setattr(cli.playground_check, "verify", lambda build: ["stage 3.5: differs"])
+    monkeypatch.setattr(cli.playground_check, "verify_trained", lambda build: [])
+    monkeypatch.setattr(cli.publish, "build_site", lambda *args: built.append(args) or [])
+    assert cli.main(["--root", str(book.root), "site"]) == 1
+    assert built == []
+    assert "stage 3.5: differs" in capsys.readouterr().err
+    monkeypatch.setattr(cli.playground_check, "verify", lambda build: [])
+    assert cli.main(["--root", str(book.root), "site", "vi"]) == 0
+    assert [languages for _, languages in built] == [["vi"]]

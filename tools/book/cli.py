@@ -181,13 +181,7 @@ COMMANDS = {
     "execute": _execute,
     "check": _check,
     "path": lambda build, args: print(execute(build, args.chapter)[0]) or 0,
-    "site": lambda build, args: (
-        print(
-            f"built {len(publish.build_site(build, args.languages))} languages into "
-            f"{build.shown(build.site)}"
-        )
-        or 0
-    ),
+    "site": _site,
     "translations": lambda build, args: _translations(build, args.update, numbers=False),
     "playground-cases": _playground_cases,
 }
