@@ -352,13 +352,17 @@ def bench(session: nox.Session) -> None:
 
     benchmarks/attention.py times chapter 3's class and the fast ones; then
     benchmarks/todays_attention.py times grouped-query and latent attention and measures
-    the caches as the context grows; benchmarks/training.py times the chapter's training
+    the caches as the context grows; benchmarks/decode.py measures each variant's decoding
+    speed from 1K to 16K tokens of cache; benchmarks/chunkwise.py trains Gated DeltaNet
+    token by token and chunk by chunk; benchmarks/training.py times the chapter's training
     on a quiet machine and beside two busy processes. `nox -s bench -- --quick` runs small
     shapes in seconds. Results: build/bench/.
     """
     python = package_python(session)
     session.run(python, "benchmarks/attention.py", *session.posargs)
     session.run(python, "benchmarks/todays_attention.py", *session.posargs)
+    session.run(python, "benchmarks/decode.py", *session.posargs)
+    session.run(python, "benchmarks/chunkwise.py", *session.posargs)
     session.run(python, "benchmarks/training.py", *session.posargs)
 
 

@@ -94,6 +94,8 @@ def test_a_notebook_page_becomes_material_markup(rendered):
     # Code cells are Material code blocks (its colours and copy button), then their outputs.
     blocks = soup.select(".nb-cell > div.highlight > pre > code")
     assert blocks[0].get_text() == 'print("a" * 3)\n'
+    # Names and spaces, drawn in the code's own colour, lose their spans; the rest keep them.
+    assert blocks[0].select("span.n, span.w") == [] and blocks[0].select("span.nb, span.s2")
     outputs = soup.select(".nb-cell > .nb-output")
     assert outputs[0].get_text().strip() == "aaa"
     assert all(output.has_attr("data-search-exclude") for output in outputs)
@@ -213,6 +215,8 @@ def test_typeset_replaces_every_formula_and_defines_the_glyphs_once(mathjax):
     assert html.startswith('<svg class="math-glyphs"') and html.count("<defs>") == 1
     assert html.count("<mjx-container") == 2 and "<code>$x$</code>" in html
     assert "$" not in title and title.count("<mjx-container") == 1
+    # What only MathJax's own scripts read is left out: the page loads none of them.
+    assert "data-mml-node" not in html + title and "data-c=" not in html + title
     # The MathML copy, read by screen readers, is text, not TeX: a minus sign and infinity.
     assert "<mo>\u2212</mo><mi" in title and "\\infty" not in title
 

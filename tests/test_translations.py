@@ -302,6 +302,15 @@ def test_translated_prose_may_quote_only_numbers_its_page_prints(book):
     assert "quotes 0.2500, which no output of the chapter prints" in problem
 
 
+def test_a_new_catalog_has_the_header_that_po_tools_need(book):
+    (book.docs / "vi" / "index.po").unlink()
+    update(book)
+    written = polib.pofile(str(book.docs / "vi" / "index.po"))
+    assert written.metadata["Language"] == "vi"
+    assert written.metadata["Content-Type"] == "text/plain; charset=UTF-8"
+    assert written.header.startswith("The vi translation of docs/en/index.md")
+
+
 def test_missing_and_extra_catalogs_are_reported(book):
     vietnamese = book.docs / "vi"
     (vietnamese / "index.po").rename(vietnamese / "other.po")

@@ -11,12 +11,14 @@ $$
 
 Only $c$ is cached: ``latent_dim`` numbers per token and layer instead of the
 $2 \cdot d_\text{out}$ of a multi-head cache, a ratio of
-$\text{latent\_dim} / (2\, d_\text{out})$. The price is the up-projections, recomputed from
-the cache at every step. DeepSeek's models fold $W_\text{UK}$ into the queries to avoid
-that; because rotary position embeddings would stand between the two, they carry the
-position on a few extra query features per head and one rotated key per token, shared by
-all heads and cached beside $c$. This class keeps the core idea only, as the book's bonus
-material does.
+$\text{latent\_dim} / (2\, d_\text{out})$. Recomputing $K$ and $V$ from every cached
+latent at every step would cost more than the cache saves, so DeepSeek-V2 (appendix C)
+*absorbs* the up-projections: $W_\text{UK}$ into the queries and $W_\text{UV}$ into the
+output projection, and attends in the latent space (``absorb=True`` here). Because rotary
+position embeddings would stand between $W_\text{UK}$ and the queries, DeepSeek's models
+carry the position on a few extra query features per head and one rotated key per token,
+shared by all heads and cached beside $c$; this class, like the book's bonus material,
+has no position embedding.
 """
 
 from __future__ import annotations
@@ -46,6 +48,12 @@ class MultiHeadLatentAttention(nn.Module):
     [MultiHeadAttention][attention_mechanisms.multihead.MultiHeadAttention]'s. With
     ``use_cache=True`` the module caches the latents, ``(b, S, latent_dim)``, and nothing else.
 
+    With ``absorb=True`` the keys and values are never built: each head's query is mapped
+    into the latent space by its slice of ``W_UK``, scored against the cached latents, and
+    the weighted sum of latents is mapped up by ``W_UV`` just before ``out_proj``. The
+    outputs are those of the plain path (``absorb=False``, the bonus class's computation),
+    to rounding, and so are the parameters and the cache.
+
     Parameters are created in the order of the book's bonus class (``W_query``, ``W_DKV``,
     ``W_UK``, ``W_UV``, ``out_proj``), so seeded results carry over bit for bit.
 
@@ -61,6 +69,7 @@ class MultiHeadLatentAttention(nn.Module):
             (``out_proj`` always has one).
         latent_dim: Size of the cached latent vector; ``None`` picks
             ``max(16, d_out // 8)``, as the bonus material does.
+        absorb: Attend in the latent space, with ``W_UK`` and ``W_UV`` absorbed.
 
     Raises:
         ValueError: If ``d_out`` is not divisible by ``num_heads``.
@@ -81,6 +90,7 @@ class MultiHeadLatentAttention(nn.Module):
         num_heads: int,
         qkv_bias: bool = False,
         latent_dim: int | None = None,
+        absorb: bool = False,
     ) -> None:
         super().__init__()
         self.d_in = check_size("d_in", d_in)
@@ -90,6 +100,7 @@ class MultiHeadLatentAttention(nn.Module):
         self.latent_dim = (
             max(16, d_out // 8) if latent_dim is None else check_size("latent_dim", latent_dim)
         )
+        self.absorb = check_flag("absorb", absorb)
         bias = check_flag("qkv_bias", qkv_bias)
         self.W_query = nn.Linear(d_in, d_out, bias=bias)  # per-head queries, as before
         self.W_DKV = nn.Linear(d_in, self.latent_dim, bias=bias)  # down: token to latent
@@ -126,6 +137,8 @@ class MultiHeadLatentAttention(nn.Module):
             latent = self._append(latent)  # (b, S, r)
         else:
             self.reset_cache()
+        if self.absorb:
+            return self._absorbed(x, queries, latent, start)
         keys = self.W_UK(latent)  # (b, S, d_out)
         values = self.W_UV(latent)  # (b, S, d_out)
         queries = self._split_heads(queries)  # (b, h, T, d_head)
@@ -142,6 +155,29 @@ class MultiHeadLatentAttention(nn.Module):
         context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)  # (b, T, d_out)
         context_vec = self.out_proj(context_vec)
         return context_vec if x.dim() == 3 else context_vec.squeeze(0)
+
+    def _absorbed(self, x: Tensor, queries: Tensor, latent: Tensor, start: int) -> Tensor:
+        """The same attention, computed against the latents: no key or value is built."""
+        b, num_tokens, _ = queries.shape
+        w_uk = self.W_UK.weight.view(self.num_heads, self.head_dim, self.latent_dim)
+        w_uv = self.W_UV.weight.view(self.num_heads, self.head_dim, self.latent_dim)
+        queries = self._split_heads(queries)  # (b, h, T, d_head)
+        # q . (W_UK c + b_UK) = (W_UK^T q) . c + q . b_UK; the last term is the same for every
+        # key of a query, and softmax does not change when a row's scores shift together.
+        queries_latent = torch.einsum("bhtd,hdr->bhtr", queries, w_uk)  # (b, h, T, r)
+        attn_scores = queries_latent @ latent.unsqueeze(1).transpose(2, 3)  # (b, h, T, S)
+        mask_bool = position_hide_mask(start, num_tokens, 0, latent.shape[1], device=x.device)
+        attn_scores.masked_fill_(mask_bool, -torch.inf)
+        attn_weights = torch.softmax(attn_scores / self.head_dim**0.5, dim=-1)
+        attn_weights = self.dropout(attn_weights)  # only in training mode
+        latent_read = attn_weights @ latent.unsqueeze(1)  # (b, h, T, r): sum of w_s c_s
+        context_vec = torch.einsum("bhtr,hdr->bhtd", latent_read, w_uv)  # (b, h, T, d_head)
+        if self.W_UV.bias is not None:  # sum of w_s (W_UV c_s + b) = W_UV (sum of w_s c_s) + ...
+            bias = self.W_UV.bias.view(self.num_heads, 1, self.head_dim)
+            context_vec = context_vec + attn_weights.sum(dim=-1, keepdim=True) * bias
+        context_vec = context_vec.transpose(1, 2).reshape(b, num_tokens, self.d_out)
+        out: Tensor = self.out_proj(context_vec)  # (b, T, d_out): W_UV, then out_proj
+        return out if x.dim() == 3 else out.squeeze(0)
 
     def _split_heads(self, x: Tensor) -> Tensor:
         """``(b, T, d_out)`` to ``(b, h, T, d_head)``, contiguous, as the bonus code keeps it."""

@@ -34,7 +34,8 @@ from collections.abc import Mapping
 import torch
 from torch import Tensor
 
-from .checks import check_freq_config, check_rope_inputs, check_size
+from .checks import check_rope_inputs, check_size
+from .rope_scaling import scale_frequencies
 
 __all__ = ["apply_rope", "compute_rope_params", "interleaved_to_halves"]
 
@@ -48,11 +49,13 @@ def compute_rope_params(
 ) -> tuple[Tensor, Tensor]:
     r"""Cosines and sines of the rotation angles for every position and feature.
 
-    With ``freq_config``, the speeds are first rescaled as Llama 3.1 and 3.2 do, to reach
-    ``factor`` times the context they were trained on (``original_context_length``): pairs
-    that turn fewer than ``low_freq_factor`` times in that context are slowed down by
-    ``factor``; pairs that turn more than ``high_freq_factor`` times keep their speed; and
-    the pairs in between are blended, linearly in the number of turns.
+    With ``freq_config``, the speeds are first rescaled to reach ``factor`` times the
+    context the model was trained on (``original_context_length``), by the method its
+    ``rope_type`` names (:mod:`~attention_mechanisms.rope_scaling`). Without a ``rope_type``
+    it is Llama 3.1's, as in the book's bonus code: pairs that turn fewer than
+    ``low_freq_factor`` times in that context are slowed down by ``factor``; pairs that turn
+    more than ``high_freq_factor`` times keep their speed; and the pairs in between are
+    blended, linearly in the number of turns.
 
     Args:
         head_dim: Features per head, $d$; must be even (features rotate in pairs).
@@ -61,7 +64,9 @@ def compute_rope_params(
         context_length: Number of positions to precompute.
         freq_config: ``None``, or a mapping with the keys ``factor``, ``low_freq_factor``,
             ``high_freq_factor`` and ``original_context_length``, as in the book's bonus
-            code (Meta's ``rope_scaling`` for Llama 3.1 8B: 8, 1, 4 and 8192).
+            code (Meta's ``rope_scaling`` for Llama 3.1 8B: 8, 1, 4 and 8192); or with a
+            ``rope_type`` of ``"linear"``, ``"ntk"``, ``"yarn"`` or ``"llama3"``, and that
+            type's keys.
         dtype: Type of the positions and exponents, as in the book's bonus code:
             ``torch.float32`` or ``torch.float64`` (the speeds $\theta_k$ themselves are
             float32 either way, as there).
@@ -69,7 +74,8 @@ def compute_rope_params(
     Returns:
         ``(cos, sin)``, each ``(context_length, head_dim)``, float32 (float64 if ``dtype``
         is). Row $m$ holds $\cos(m\theta)$ and $\sin(m\theta)$ with the $d/2$ angles written
-        twice, once for each half of the features.
+        twice, once for each half of the features; for ``"yarn"``, both times its
+        temperature.
 
     Raises:
         TypeError: If a size is not an int, ``theta_base`` or a ``freq_config`` value is not
@@ -77,7 +83,8 @@ def compute_rope_params(
             float64.
         ValueError: If a size is not positive, ``head_dim`` is odd, ``theta_base`` is not a
             finite number above 1, or ``freq_config`` lacks a key, has a value that is not
-            positive, or a ``high_freq_factor`` not above its ``low_freq_factor``.
+            positive, or a ``high_freq_factor`` not above its ``low_freq_factor``; or names
+            an unknown ``rope_type``, or a key that its type does not take.
 
     Example:
         >>> cos, sin = compute_rope_params(head_dim=4, context_length=3)
@@ -103,21 +110,14 @@ def compute_rope_params(
         )
     exponents = torch.arange(0, head_dim, 2, dtype=dtype)[: head_dim // 2].float() / head_dim
     inv_freq = 1.0 / (theta_base**exponents)  # (d/2,): theta_k, radians per position
-    if freq_config is not None:  # Llama 3.1's rescaling, with freq_config's four numbers
-        freq_config = check_freq_config(freq_config)
-        factor, original = freq_config["factor"], freq_config["original_context_length"]
-        low, high = freq_config["low_freq_factor"], freq_config["high_freq_factor"]
-        low_freq_wavelen = original / low  # pairs slower than this are slowed by `factor`
-        high_freq_wavelen = original / high  # pairs faster than this keep their speed
-        wavelen = 2 * torch.pi / inv_freq  # (d/2,): positions per full turn
-        inv_freq_llama = torch.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
-        smooth_factor = (original / wavelen - low) / (high - low)  # 0 at low turns, 1 at high
-        smoothed_inv_freq = (1 - smooth_factor) * (inv_freq / factor) + smooth_factor * inv_freq
-        is_medium_freq = (wavelen <= low_freq_wavelen) & (wavelen >= high_freq_wavelen)
-        inv_freq = torch.where(is_medium_freq, smoothed_inv_freq, inv_freq_llama)
+    temperature = 1.0
+    if freq_config is not None:  # slower speeds for a longer context (rope_scaling.py)
+        inv_freq, temperature = scale_frequencies(inv_freq, exponents, theta_base, freq_config)
     positions = torch.arange(context_length, dtype=dtype)  # (context_length,)
     angles = positions.unsqueeze(1) * inv_freq.unsqueeze(0)  # (context_length, d/2): m theta_k
     angles = torch.cat([angles, angles], dim=1)  # (context_length, d): one per half
+    if temperature != 1.0:  # YaRN: q.k scaled by t^2, as cos and sin both carry t
+        return torch.cos(angles) * temperature, torch.sin(angles) * temperature
     return torch.cos(angles), torch.sin(angles)
 
 

@@ -29,7 +29,15 @@ class NotebookHTMLError(ValueError):
 
 
 def _wrap_in_code(pre: Tag, soup: BeautifulSoup) -> None:
-    """Put the lines of a highlighted ``<pre>`` into ``<code>``, as Material's blocks have."""
+    """Put the lines of a highlighted ``<pre>`` into ``<code>``, as Material's blocks have.
+
+    A name (pygments' ``n``) is drawn in the code's own colour (Material's
+    ``--md-code-hl-name-color`` is ``--md-code-fg-color``), and so is whitespace (``w``):
+    their spans are dropped, the text kept. They are a tenth of a chapter page's markup.
+    """
+    for span in pre.select("span.n, span.w"):
+        if span.get("class") in (["n"], ["w"]):
+            span.unwrap()
     code = soup.new_tag("code")
     for child in list(pre.children):
         if isinstance(child, Tag) and child.name == "span" and not child.contents:

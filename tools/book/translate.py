@@ -258,6 +258,17 @@ def status(build: Build, language: str) -> Status:
     return result
 
 
+def _metadata(language: str) -> dict[str, str]:
+    """What every catalog's header says, so that any PO tool (msgfmt --check) reads it."""
+    return {
+        "Project-Id-Version": "attention-mechanisms",
+        "Language": language,
+        "MIME-Version": "1.0",
+        "Content-Type": "text/plain; charset=UTF-8",
+        "Content-Transfer-Encoding": "8bit",
+    }
+
+
 def update(build: Build, status: Status) -> list[Path]:
     """Write each catalog that ``status`` read, merged with the English of today (`merged`),
     so that translators see which entries are behind, and why.
@@ -272,6 +283,7 @@ def update(build: Build, status: Status) -> list[Path]:
         if not merged.header:
             english = build.shown(build.english / page)
             merged.header = f"The {status.language} translation of {english}: see translations/."
+        merged.metadata = {**_metadata(status.language), **merged.metadata}
         text = str(merged).rstrip("\n") + "\n"
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -218,6 +218,11 @@ def _linear(node: Tag | NavigableString) -> str:
     return "".join(parts)
 
 
+# Attributes that only MathJax's own scripts read (its explorer, its re-rendering); the page
+# loads none of them, and they are a sixth of a formula's markup.
+_SCRIPT_ONLY = re.compile(r' data-(?:mml-node|c)="[^"]*"')
+
+
 def _with_search_text(svg: str) -> str:
     """The typeset formula, with its MathML left out of the search index and a line of
     text (see the module doc) put there instead."""
@@ -244,7 +249,8 @@ def typeset(texts: list[str], mathjax: MathJax) -> list[str]:
     if not unique:
         return texts
     rendered, defs = mathjax.render(unique)
-    svg = dict(zip(unique, rendered, strict=True))
+    svg = dict(zip(unique, (_SCRIPT_ONLY.sub("", r) for r in rendered), strict=True))
+    defs = _SCRIPT_ONLY.sub("", defs)
     result = []
     for index, (text, formulas) in enumerate(zip(texts, found, strict=True)):
         parts, position = [], 0

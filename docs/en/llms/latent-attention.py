@@ -6,11 +6,11 @@
 # them instead: each token is projected down to one small *latent* vector, only that vector
 # is cached, and the keys and values of all heads are projected back up from it. This is
 # multi-head latent attention (MLA). This page builds the class from `MultiHeadAttention`,
-# shows that it is multi-head attention with keys and values of low rank, and measures its
-# cache at a DeepSeek-V3-like size.
+# shows that it is multi-head attention with keys and values of low rank, derives how
+# DeepSeek attends to the latents without rebuilding any key or value, measures the cache at
+# a DeepSeek-V3-like size, and weighs reading against arithmetic at DeepSeek-V2's.
 
 # %%
-import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
@@ -23,7 +23,6 @@ from attention_mechanisms.checks import (
     check_size,
     check_tokens,
 )
-from attention_mechanisms.plotting import show_figure
 from attention_mechanisms.positions import append_to_cache, position_hide_mask
 
 inputs = torch.tensor(
@@ -52,11 +51,15 @@ batch = torch.stack((inputs, inputs), dim=0)  # (2, 6, 3)
 # $$
 #
 # Only $c$ is cached: $r$ numbers per token and layer instead of $2 \, d_\text{out}$, a
-# ratio of $r / (2 \, d_\text{out})$. The price is recomputing the keys and values from every
-# cached latent at each step. DeepSeek's models avoid that by folding $W_\text{UK}$ into the
-# queries, which works only if the rotary position embeddings stay out of the way; how they
-# manage both is the subject of a section below. Like the book's bonus code, this class
-# keeps the core idea only.
+# ratio of $r / (2 \, d_\text{out})$. Computed as written, each step rebuilds the keys and
+# values of every cached token from its latent: $2 \, r \, d_\text{out}$ multiply-adds per
+# cached token and layer, $r$ times the $2 \, d_\text{out}$ of the attention itself.
+# DeepSeek's models do not rebuild them. They absorb $W_\text{UK}$ into the queries and
+# $W_\text{UV}$ into the output projection, and attend to the cached latents themselves
+# (DeepSeek-V2 paper, DeepSeek-AI, 2024, section 2.1.2 and appendix C). That works only if
+# the rotary position embeddings stay out of the way; the sections below derive both folds
+# and show how DeepSeek keeps position apart. Like the book's bonus code, this class keeps
+# the core idea only, with the absorbed computation as an option.
 #
 # ## The class, as the lines that change
 #
@@ -76,6 +79,15 @@ batch = torch.stack((inputs, inputs), dim=0)  # (2, 6, 3)
 # - `forward` projects the queries as before and the new tokens' latent. With
 #   `use_cache=True`, `_append` adds the latent to `cache_c_kv`, and the keys and values
 #   are computed from the latents of **all** cached tokens.
+# - `absorb`, off by default, chooses how the attention is computed; the parameters and
+#   the cache are the same either way. With `absorb=True`, `forward` hands the queries and
+#   the latents to `_absorbed`, which builds no key and no value: it maps each head's query
+#   into the latent space with that head's slice of `W_UK`, scores it against the latents,
+#   and maps the weighted sum of latents up with `W_UV` just before `out_proj` (section
+#   "Absorbing both projections" below).
+# - With `qkv_bias=True`, the bias of `W_UK` adds the same number to every score of a
+#   query; softmax ignores it, so `_absorbed` leaves it out. The bias of `W_UV` is added
+#   back, times the sum of the attention weights (1, except under dropout in training).
 # - `_split_heads` does the `view` and `transpose` of chapter 3 for the three of them, and
 #   makes the result contiguous, as the bonus code does.
 #
@@ -193,14 +205,135 @@ print("same scores without keys:", torch.allclose(scores, scores_folded))
 # same scores without keys: True
 
 # %% [markdown]
+# ## Absorbing both projections
+#
+# The fold above multiplies $W_{Q,i}^\top W_{UK,i}$ in advance. The same algebra can be read
+# in another order, and it holds for the values as well. For head $i$, its query $q_i$ and
+# the latent $c_s$ of a cached token:
+#
+# $$
+# q_i^\top k_{i,s} = q_i^\top (W_{UK,i}\, c_s) = (W_{UK,i}^\top q_i)^\top c_s
+# $$
+#
+# $W_{UK,i}^\top q_i$ is the query mapped into the latent space, $r$ numbers. It is computed
+# once per query and head, not once per cached token, and each score is then a dot product
+# with a cached latent: no key is built.
+#
+# The values follow the same way. With $w_{i,s}$ the attention weights of head $i$, the
+# head's output is $\sum_s w_{i,s} \, W_{UV,i}\, c_s = W_{UV,i} \sum_s w_{i,s}\, c_s$, and
+# `out_proj` adds the heads' outputs up through its blocks of columns $W_{O,i}$:
+#
+# $$
+# u = \sum_i W_{O,i} \Big( W_{UV,i} \sum_s w_{i,s}\, c_s \Big)
+# $$
+#
+# So $W_\text{UV}$ can be applied after the attention, to one vector of $r$ numbers per head
+# and query, or multiplied into `out_proj` in advance, $W_{O,i} W_{UV,i}$. Either way no
+# value is built: every head reads the cached latents themselves, as its keys and as its
+# values.
+#
+# Multiplied in advance or applied in sequence, the result is the same; the cost is not.
+# A matrix applied to one query costs one multiply-add per number it holds, and its numbers
+# are read from memory at every step, like any weight. DeepSeek-V2's queries also pass
+# through a latent, of 1536 numbers (`q_lora_rank`), so the fold on the query side maps
+# that query latent to the key latent. With the sizes in DeepSeek-V2's `config.json`
+# (DeepSeek-AI, 2024), per layer:
+
+# %%
+deepseek_v2 = {  # DeepSeek-V2's config.json, the keys that size its attention
+    "num_hidden_layers": 60,
+    "hidden_size": 5120,
+    "num_attention_heads": 128,
+    "kv_lora_rank": 512,
+    "q_lora_rank": 1536,
+    "qk_nope_head_dim": 128,  # unrotated features of a head's query and key
+    "qk_rope_head_dim": 64,  # rotated features: per head for queries, shared for keys
+    "v_head_dim": 128,
+}
+h, r = deepseek_v2["num_attention_heads"], deepseek_v2["kv_lora_rank"]
+r_q, d_model = deepseek_v2["q_lora_rank"], deepseek_v2["hidden_size"]
+d_nope, d_rope = deepseek_v2["qk_nope_head_dim"], deepseek_v2["qk_rope_head_dim"]
+d_v = deepseek_v2["v_head_dim"]
+
+folds = {  # numbers in the two factors, numbers in their product
+    "queries": (h * d_nope * r_q + h * d_nope * r, h * r_q * r),  # W_UQ (unrotated), W_UK
+    "output": (h * d_v * r + d_model * h * d_v, h * r * d_model),  # W_UV, W_O
+}
+print(f"{'':<9}{'two factors':>13}{'product':>13}")
+for side, (factors, product) in folds.items():
+    print(f"{side:<9}{factors:>13,}{product:>13,}{product / factors:>6.1f} times")
+# Out:
+#            two factors      product
+# queries     33,554,432  100,663,296   3.0 times
+# output      92,274,688  335,544,320   3.6 times
+
+# %% [markdown]
+# A product of a $(m \times d)$ and a $(d \times n)$ matrix holds $m n$ numbers, against
+# $d \, (m + n)$ for the two factors. At the small size of the fold above, the product was
+# the smaller, $16 \times 8$ numbers per head against $8 \times (16 + 8)$. At DeepSeek-V2's,
+# where a head's 128 features are fewer than either side of the product, it holds 3.0 and
+# 3.6 times the numbers, and would cost as many times the arithmetic and the reading.
+# Applied one after the other, the factors cost what they hold.
+# That is what DeepSeek's own inference code does: with `attn_impl="absorb"`, it maps each
+# head's query through its slice of `wkv_b` (their $W_\text{UK}$ and $W_\text{UV}$, stored
+# as one matrix) with one `einsum`, and each head's weighted sum of latents through the
+# other slice with another, before the output projection `wo` (the DeepSeek-V3 repository,
+# `inference/model.py`).
+#
+# `absorb=True` makes the class attend this way (`_absorbed` above). Given the same
+# weights, it must give what the plain path gives: for a whole sequence, and for the same
+# sequence fed to the cache in chunks of 5, 1 and 6 tokens.
+
+
+# %%
+def chunked(module, x, sizes):
+    """Feed x to the cache in chunks of the given sizes; the outputs, concatenated."""
+    module.reset_cache()
+    outs = [module(part, use_cache=True) for part in x.split(sizes, dim=1)]
+    return torch.cat(outs, dim=1)  # (b, T, d_out)
+
+
+torch.manual_seed(5)
+plain = MultiHeadLatentAttention(16, 32, 0.0, num_heads=4, latent_dim=8)
+absorbed = MultiHeadLatentAttention(16, 32, 0.0, num_heads=4, latent_dim=8, absorb=True)
+absorbed.load_state_dict(plain.state_dict())
+x = torch.randn(2, 12, 16)
+for dtype, tolerance in [(torch.float32, 1e-5), (torch.float64, 1e-10)]:
+    plain, absorbed, x = plain.to(dtype), absorbed.to(dtype), x.to(dtype)
+    with torch.no_grad():
+        whole = (absorbed(x) - plain(x)).abs().max().item()
+        chunks = (chunked(absorbed, x, [5, 1, 6]) - chunked(plain, x, [5, 1, 6])).abs().max()
+    print(f"{dtype}: whole sequence {whole < tolerance}, chunks {chunks.item() < tolerance}")
+# Out:
+# torch.float32: whole sequence True, chunks True
+# torch.float64: whole sequence True, chunks True
+
+# %% [markdown]
+# The two differ by rounding only: below 1e-5 in float32 and 1e-10 in float64. What the
+# absorbed layer keeps between calls is the same latent cache, and nothing else:
+
+# %%
+print("buffers:", [name for name, _ in absorbed.named_buffers()])
+print("cache:", tuple(absorbed.cache_c_kv.shape), "(b, tokens, latent_dim)")
+print("same cache as the plain path:", torch.equal(absorbed.cache_c_kv, plain.cache_c_kv))
+# Out:
+# buffers: ['cache_c_kv']
+# cache: (2, 12, 8) (b, tokens, latent_dim)
+# same cache as the plain path: True
+
+# %% [markdown]
 # ## Why DeepSeek adds one shared rotary key
 #
-# Rotary position embeddings ([the previous chapter](rotary-position-embeddings.py)) turn
+# Rotary position embeddings ([their page](rotary-position-embeddings.py)) turn
 # each query and key by its position: the score becomes
-# $x_t^\top W_{Q,i}^\top R_t^\top R_s W_{UK,i}\, c_s$, and $R_t^\top R_s$ sits between the
-# two matrices and changes with every pair of positions. No single matrix can be computed
-# in advance any more; the keys would have to be rebuilt from every cached latent at every
-# step, which is what folding was meant to avoid (DeepSeek-V2 paper, section 2.1.3).
+# $(R_t\, q_i)^\top (R_s W_{UK,i}\, c_s) = q_i^\top R_t^\top R_s W_{UK,i}\, c_s$, and
+# $R_t^\top R_s$ sits between the query and $W_{UK,i}$ and changes with every pair of
+# positions. Neither form of the fold survives it: no single matrix can be computed in
+# advance, and the query mapped into the latent space, $W_{UK,i}^\top R_s^\top R_t\, q_i$,
+# would differ for every cached token $s$. The keys would have to be rebuilt from every
+# cached latent at every step, which is what absorbing was meant to avoid (DeepSeek-V2
+# paper, section 2.1.3). The values are not rotated, so the fold of $W_\text{UV}$ is not
+# affected.
 #
 # DeepSeek-V2 and V3 therefore keep position out of the compressed part and carry it on a
 # few extra features:
@@ -209,13 +342,49 @@ print("same scores without keys:", torch.allclose(scores, scores_folded))
 # - each token gets **one** rotated key of 64 features, computed from the token itself and
 #   **shared by all heads**;
 # - head $i$'s key is its own unrotated key from the latent followed by the shared rotated
-#   key, so its score is the folded score plus the score of the rotated parts.
+#   key, so its score is the absorbed score plus the score of the rotated parts.
 #
 # The shared rotated key must be cached too, beside the latent: 512 + 64 = 576 numbers per
 # token and layer in DeepSeek-V3. Had each of the 128 heads kept its own 64 rotated
 # features, the cache would have grown by $128 \times 64$ numbers instead of 64, and
 # most of what the latent saves would be gone. The class here, like the book's bonus code,
 # has no position embedding and no rotated key.
+#
+# With $q_i^C$ the unrotated features of head $i$'s query and $q_i^R$ its rotated ones, the
+# absorbed score of a cached token $s$ is
+#
+# $$
+# (W_{UK,i}^\top q_i^C)^\top c_s + (q_i^R)^\top k_s^R
+# $$
+#
+# one dot product between the head's 576 numbers, its query in the latent space followed by
+# its rotated query, and the 576 numbers cached for the token, the latent followed by the
+# rotated key. Every head scores the same cached vector, and every head reads the same
+# latent of 512 numbers as its values. When decoding, absorbed latent attention is thus
+# multi-query attention ([Grouped-query attention](grouped-query-attention.py)) with keys
+# of 576 numbers and values of 512, shared by all 128 heads. Against a multi-head layer
+# whose heads have the same sizes (keys of 128 + 64 rotated features, values of 128), with
+# DeepSeek-V2's sizes from above:
+
+# %%
+key, value = r + d_rope, r  # absorbed: what every head reads of a cached token
+mha_key, mha_value = d_nope + d_rope, d_v  # multi-head: each head its own key and value
+per_head, per_head_mha = key + value, mha_key + mha_value  # a score and a weighted sum
+read, read_mha = r + d_rope, h * (mha_key + mha_value)  # numbers cached per token and layer
+print(f"multiply-adds per cached token and head: {per_head:,} against {per_head_mha}")
+print(f"  {per_head / per_head_mha:.1f} times the arithmetic")
+print(f"numbers read per cached token and layer: {read} against {read_mha:,}")
+print(f"  1/{read_mha / read:.0f} of the reading")
+# Out:
+# multiply-adds per cached token and head: 1,088 against 320
+#   3.4 times the arithmetic
+# numbers read per cached token and layer: 576 against 40,960
+#   1/71 of the reading
+
+# %% [markdown]
+# Each head does 3.4 times the arithmetic of a multi-head one for every cached token, and
+# the layer reads 1/71 of the numbers. Which of the two weighs more depends on the
+# hardware; the section after next weighs them for the whole model.
 #
 # ## At a published size
 #
@@ -259,31 +428,84 @@ for label, layer in [("multi-head keys, values", multi_head_layer), ("latent, 51
 # At this size the latent cache is $512 / (2 \times 16384) = 1/64$ of a multi-head one.
 # Counting its 64 rotated key features too, DeepSeek-V3 caches 576 numbers per token and
 # layer instead of 512: 1/57 of the multi-head cache of this table.
+#
+# ## Reading against arithmetic
+#
+# Decoding one token, each layer reads the whole cache and scores the new query against
+# every cached token. The function below counts both for one decoded token with 131,072
+# tokens in the cache, the 128K context of DeepSeek-V2 (DeepSeek-V2 paper, abstract), over
+# all 60 layers, in bfloat16 (2 bytes a number). It counts the bytes read from the cache,
+# not the weights, and the multiply-adds of attention: the scores, the weighted sums, and
+# what each way of computing them adds; the projections of the new token, the same for
+# all four, are left out. A FLOP count is twice the multiply-adds; the table's last column
+# divides the multiply-adds by the bytes read. The four:
+#
+# - **MHA**: 128 heads, each caching its key (128 + 64 rotated features) and value (128);
+# - **GQA**: the same heads with 8 key-value heads, a grouping chosen for this comparison,
+#   not a DeepSeek model;
+# - **MLA, plain**: reads the 576 cached numbers, then rebuilds every cached token's
+#   unrotated keys and values, $512 \times 128 \times (128 + 128)$ multiply-adds per token
+#   and layer, and attends as multi-head attention;
+# - **MLA, absorbed**: reads the 576 numbers and attends as the multi-query attention
+#   above, $128 \times (576 + 512)$ per token and layer, plus a cost per query that does not
+#   grow with the context: mapping the query into the latent space and the weighted sum of
+#   latents back up, $128 \times 128 \times 512 \times 2$ per layer.
+
 
 # %%
-lengths = [1024, 4096, 16384, 65536, 131072]
-fig, ax = plt.subplots(figsize=(6, 3.6), layout="constrained")
-for label, layer in [("multi-head keys, values", multi_head_layer), ("latent, 512", latent_layer)]:
-    sizes = [layers * cache_bytes(layer, t, 7168) / 2**30 for t in lengths]
-    ax.plot(lengths, sizes, marker="o", label=label)
-ax.set(xscale="log", yscale="log", xlabel="tokens in the cache", ylabel="GiB, 61 layers")
-ax.set_xticks(lengths, [f"{t:,}" for t in lengths])
-ax.minorticks_off()
-ax.legend()
-show_figure(
-    fig,
-    caption=(
-        "Figure 1. KV-cache size of a DeepSeek-V3-like model for one sequence, from the "
-        "cache tensors of MultiHeadLatentAttention and of a multi-head cache."
-    ),
-    alt=(
-        "A log-log line chart of cache size in GiB against tokens in the cache, from 1,024 "
-        "to 131,072. Two parallel straight lines; the latent cache is 64 times lower than "
-        "the multi-head one at every length."
-    ),
-)
+def decode_cost(read_per_token, macs_per_token, macs_per_query, tokens, layers, nbytes=2):
+    """Bytes read from the cache and multiply-adds of attention to decode one token."""
+    read = layers * tokens * read_per_token * nbytes
+    macs = layers * (tokens * macs_per_token + macs_per_query)
+    return read, macs
+
+
+layers, tokens = deepseek_v2["num_hidden_layers"], 131072
+kv_heads = 8  # for grouped-query attention: a choice, not a DeepSeek model
+attend = h * (mha_key + mha_value)  # scores and weighted sums of 128 heads, per cached token
+kinds = {  # numbers read and multiply-adds per cached token, multiply-adds per query
+    "MHA, 128 heads": (h * (mha_key + mha_value), attend, 0),
+    "GQA, 8 key-value heads": (kv_heads * (mha_key + mha_value), attend, 0),
+    "MLA, plain": (r + d_rope, r * h * (d_nope + d_v) + attend, 0),
+    "MLA, absorbed": (r + d_rope, h * (key + value), h * (d_nope + d_v) * r),
+}
+costs = {kind: decode_cost(*counts, tokens, layers) for kind, counts in kinds.items()}
+print(f"{'131,072 tokens, 60 layers':<25}{'read':>12}{'multiply-adds':>16}{'per byte':>10}")
+for kind, (read_bytes, macs) in costs.items():
+    gib, giga, per_byte = read_bytes / 2**30, macs / 1e9, macs / read_bytes
+    print(f"{kind:<25}{gib:>8.2f} GiB{giga:>14,.1f} G{per_byte:>10,.1f}")
 # Out:
-# AttentionFigure('Figure 1. KV-cache size of a DeepSeek-V3-like model for one sequence, from the cache tensors of MultiHeadLatentAttention and of a multi-head cache.')
+# 131,072 tokens, 60 layers        read   multiply-adds  per byte
+# MHA, 128 heads             600.00 GiB         322.1 G       0.5
+# GQA, 8 key-value heads      37.50 GiB         322.1 G       8.0
+# MLA, plain                   8.44 GiB     132,263.5 G  14,599.1
+# MLA, absorbed                8.44 GiB       1,096.2 G     121.0
+
+# %%
+(mha_read, mha_macs), (_, plain_macs) = costs["MHA, 128 heads"], costs["MLA, plain"]
+absorbed_read, absorbed_macs = costs["MLA, absorbed"]
+per_query = layers * kinds["MLA, absorbed"][2]
+print(f"plain MLA against MHA: {plain_macs / mha_macs:.1f} times the multiply-adds")
+print(f"absorbed MLA against MHA: {absorbed_macs / mha_macs:.1f} times the multiply-adds,")
+print(f"  1/{mha_read / absorbed_read:.0f} of the bytes read")
+print(f"absorbed, the part per query: {per_query / absorbed_macs:.2%} of its multiply-adds")
+# Out:
+# plain MLA against MHA: 410.6 times the multiply-adds
+# absorbed MLA against MHA: 3.4 times the multiply-adds,
+#   1/71 of the bytes read
+# absorbed, the part per query: 0.09% of its multiply-adds
+
+# %% [markdown]
+# Multi-head attention reads 600 GiB of cache for each decoded token and does half a
+# multiply-add per byte it reads: its speed is set by reading, and grouped-query attention,
+# at 8 per byte, reads less but is set by reading too. Plain latent attention reads 1/71 as
+# much, but rebuilding the keys and values of 131,072 tokens in each of 60 layers costs it
+# 410.6 times the arithmetic of multi-head attention: it trades a bottleneck in reading for
+# one in arithmetic. Absorbed latent attention reads as little as the plain one and does
+# 3.4 times the arithmetic of multi-head attention, 121 multiply-adds per byte; its cost per
+# query is 0.09% of that at this length. On hardware that does more than about 121
+# multiply-adds in the time it reads one byte, decoding with it is still limited by
+# reading, and its attention takes about 1/71 of the time of multi-head attention.
 
 # %% [markdown]
 # ## What it costs in quality
@@ -304,8 +526,11 @@ show_figure(
 #   ([Grouped-query attention](grouped-query-attention.py)); latent attention is DeepSeek's
 #   way to shrink the cache without that loss.
 #
-# What latent attention costs instead is arithmetic and complexity: the up-projections or
-# the folded matrices at every step, and the separate rotated key.
+# What latent attention costs instead is arithmetic and complexity. Absorbed, it does 3.4
+# times the multiply-adds of multi-head attention for every cached token, in exchange for
+# 1/71 of the bytes read (the section above); and the layer is harder to get right: two
+# up-projections applied at different places, and a rotated key kept apart from the latent,
+# with query features of its own.
 #
 # ## Exercises
 #

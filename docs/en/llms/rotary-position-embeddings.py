@@ -9,8 +9,10 @@
 # layer, by angles that grow with the position: rotary position embeddings, RoPE
 # (Su et al., 2021). This page builds the two functions the book's bonus code uses, checks
 # the property that makes them work, shows where they go in an attention layer, how the two
-# layouts of published checkpoints map onto each other, and how Llama 3.1 rescales the
-# angles for long contexts.
+# layouts of published checkpoints map onto each other, and two variations of today's
+# models: rotating only part of each head, and layers with no position at all. How the base
+# of the angles is chosen, and how models read past the length they were trained on, is
+# the next page: [RoPE beyond the training length](rope-beyond-training-length.py).
 
 # %%
 import math
@@ -27,6 +29,7 @@ from attention_mechanisms import (
 )
 from attention_mechanisms.checks import check_freq_config, check_rope_inputs, check_size
 from attention_mechanisms.plotting import show_figure
+from attention_mechanisms.rope_scaling import scale_frequencies
 
 inputs = torch.tensor(
     [
@@ -280,71 +283,90 @@ show_figure(
 # AttentionFigure("Figure 1. Left: how four pairs turn over 100 positions. Right: each pair's speed.")
 
 # %% [markdown]
-# ## Longer contexts: rescaling the speeds
+# ## Rotating part of a head
 #
-# A model sees, in training, the angles of the positions it is trained on. A pair that
-# turns many times within that context has met every angle; a slow pair has met only a
-# small arc, and past the trained length it reaches angles the model has never seen. That
-# is RoPE's cost in quality: attention degrades past the context it was trained on, and
-# growing the context means changing the angles.
-#
-# Llama 3.1 reads 128K tokens where Llama 3 read 8,192, and part of the change is a
-# rescaling of the speeds, given by the `rope_scaling` of Meta's `config.json` for
-# Llama 3.1 8B: `factor` 8, `low_freq_factor` 1, `high_freq_factor` 4 and
-# `original_max_position_embeddings` 8192. The book's bonus code passes these to
-# `compute_rope_params` as `freq_config` (with the last key named
-# `original_context_length`), and so does this package:
-#
-# - a pair that turns fewer than `low_freq_factor` times in the original 8,192 positions
-#   (a wavelength above 8,192 positions) is slowed down by `factor`, so that the longer
-#   context stays within angles the model has seen;
-# - a pair that turns more than `high_freq_factor` times (a wavelength below 2,048) keeps its
-#   speed: it measures short distances, which do not change with the length of the text;
-# - the pairs between are blended from one to the other, in proportion to how often they
-#   turn.
+# Some models turn only some of each head's features and leave the others as they are.
+# Qwen3-Next rotates 64 of its 256: the `config.json` of Qwen3-Next-80B-A3B has `head_dim`
+# 256 and `partial_rotary_factor` 0.25, and Hugging Face's `modeling_qwen3_next.py`
+# computes the speeds over the 64 rotated features ($\theta_k =
+# \text{theta\_base}^{-2k/64}$), turns the first 64 features of each query and key with
+# them, and appends the other 192 unchanged. With `apply_rope` that is one more line; the
+# base here is the default one, not Qwen3-Next's:
+
 
 # %%
-freq_config = {
-    "factor": 8.0,
-    "low_freq_factor": 1.0,
-    "high_freq_factor": 4.0,
-    "original_context_length": 8192,
-}
-cos, sin = compute_rope_params(128, theta_base=500_000, context_length=2)
-cos31, sin31 = compute_rope_params(128, 500_000, 2, freq_config)
-before = torch.atan2(sin[1, :64], cos[1, :64])  # theta_k: the angle at position 1
-after = torch.atan2(sin31[1, :64], cos31[1, :64])
-ratio = before / after
-print("pairs that keep their speed:", (ratio == 1).sum().item())
-print("pairs slowed by 8:", torch.isclose(ratio, torch.tensor(8.0)).sum().item())
-print("pairs blended:", ((ratio > 1) & ~torch.isclose(ratio, torch.tensor(8.0))).sum().item())
+def apply_partial_rope(x, cos, sin, offset=0):
+    rotary_dim = cos.shape[-1]  # the speeds were computed for these features only
+    turned = apply_rope(x[..., :rotary_dim], cos, sin, offset)  # (b, h, T, rotary_dim)
+    return torch.cat([turned, x[..., rotary_dim:]], dim=-1)  # (b, h, T, head_dim)
+
+
+head_dim, rotary_dim = 256, 64  # Qwen3-Next: partial_rotary_factor 0.25
+cos64, sin64 = compute_rope_params(rotary_dim, context_length=512, dtype=torch.float64)
+torch.manual_seed(0)
+q, k = torch.randn(2, 1, 1, 1, head_dim, dtype=torch.float64)  # each (b, heads, 1 token, d)
+for m, n in [(5, 2), (105, 102), (5, 4), (405, 0)]:
+    products = apply_partial_rope(q, cos64, sin64, m) * apply_partial_rope(k, cos64, sin64, n)
+    rotated, rest = products[..., :rotary_dim].sum(), products[..., rotary_dim:].sum()
+    print(f"query at {m:>3}, key at {n:>3}: rotated part {rotated:8.4f}, the rest {rest:8.4f}")
 # Out:
-# pairs that keep their speed: 29
-# pairs slowed by 8: 29
-# pairs blended: 6
+# query at   5, key at   2: rotated part   8.7242, the rest  -4.8080
+# query at 105, key at 102: rotated part   8.7242, the rest  -4.8080
+# query at   5, key at   4: rotated part   3.5369, the rest  -4.8080
+# query at 405, key at   0: rotated part  15.6117, the rest  -4.8080
+
+# %% [markdown]
+# The score is the sum of the two parts. The rotated part depends on the distance, as
+# before; the other 192 features give the same part of the score at every pair of
+# positions, a comparison of contents alone. DeepSeek-V2 and V3 split their heads too, 128
+# unrotated and 64 rotated features per query head, for another reason:
+# [Multi-head latent attention](latent-attention.py).
+#
+# ## Layers without positions
+#
+# A layer may also carry no position at all: no learned embedding, no rotation. Such a
+# NoPE layer is the layer of "Where it goes in an attention layer" without its two
+# `apply_rope` lines. A causal decoder still sees order, through its mask. Kazemnejad et al.
+# (2023, "The Impact of Positional Encoding on Length Generalization in Transformers")
+# prove that the first layer of a decoder without positional encoding can recover each
+# token's absolute position (Theorem 1). In their experiments on reasoning and mathematical
+# tasks, decoder-only models without positional encoding generalised to inputs longer than
+# those of training better than models with the explicit encodings they compared, RoPE
+# among them (abstract).
+#
+# A few lines show how the mask carries position. With equal scores, the causal mask
+# spreads a token's weights evenly over the $m + 1$ tokens it sees at position $m$; a value
+# that marks the first token alone then averages to $1/(m + 1)$, and the position can be
+# read back from it. Without the mask, every token sees all six and gets the same average:
 
 # %%
-wavelength = 2 * torch.pi / before  # positions per full turn
-fig, ax = plt.subplots(figsize=(6, 3.6), layout="constrained")
-ax.plot(wavelength, before, marker=".", label="Llama 3 (no scaling)")
-ax.plot(wavelength, after, marker=".", label="Llama 3.1 (freq_config)")
-for edge in (2048, 8192):
-    ax.axvline(edge, color="0.5", linestyle="--", linewidth=1)
-ax.set(xscale="log", yscale="log", xlabel="wavelength before scaling, positions per turn")
-ax.set(ylabel=r"$\theta_k$, radians per position")
-ax.legend(loc="upper right", framealpha=1)
-show_figure(
-    fig,
-    caption="Figure 2. The 64 speeds of a Llama 3 head before and after Llama 3.1's rescaling.",
-    alt=(
-        "A log-log chart of each pair's speed against its wavelength before scaling. The "
-        "two lines coincide for wavelengths below 2,048 positions (a dashed line), the "
-        "scaled line bends away between 2,048 and 8,192 (a second dashed line), and beyond "
-        "8,192 it runs parallel to the unscaled one, eight times lower."
-    ),
-)
+num_tokens = 6
+scores = torch.zeros(num_tokens, num_tokens)  # equal scores: neither content nor position
+causal = torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=1)
+values = torch.zeros(num_tokens, 1)  # (num_tokens, 1)
+values[0] = 1.0  # only the first token is marked, as a beginning-of-text token can be
+for label, mask in [("causal", causal), ("no mask", torch.zeros_like(causal))]:
+    average = (torch.softmax(scores.masked_fill(mask, -torch.inf), dim=-1) @ values)[:, 0]
+    print(f"{label:<8} {average}")
+    if label == "causal":
+        print(f"{'':<8} positions read back: {(1 / average - 1).round().int().tolist()}")
 # Out:
-# AttentionFigure("Figure 2. The 64 speeds of a Llama 3 head before and after Llama 3.1's rescaling.")
+# causal   tensor([1.0000, 0.5000, 0.3333, 0.2500, 0.2000, 0.1667])
+#          positions read back: [0, 1, 2, 3, 4, 5]
+# no mask  tensor([0.1667, 0.1667, 0.1667, 0.1667, 0.1667, 0.1667])
+
+# %% [markdown]
+# Two published models interleave such layers with RoPE layers:
+#
+# - **Llama 4.** Meta's announcement (Meta, 2025, "The Llama 4 herd") calls "the use of
+#   interleaved attention layers without positional embeddings" a key innovation, links it
+#   to Kazemnejad et al., adds "inference time temperature scaling of attention", and names
+#   the whole iRoPE; it gives no ratio. Hugging Face's `Llama4TextConfig` makes one
+#   layer in four a NoPE layer by default (`no_rope_layer_interval` 4).
+# - **SmolLM3.** Hugging Face's announcement (Hugging Face, 2025, "SmolLM3: smol,
+#   multilingual, long-context reasoner") follows Yang et al. (2025), "selectively removing
+#   rotary position embeddings from every 4th layer", and reports that its ablations found
+#   better long-context results without a loss on short contexts.
 
 # %% [markdown]
 # ## What it costs in memory
