@@ -124,3 +124,25 @@ def test_the_loop_keeps_the_bonus_codes_parameters_bit_for_bit():
 def test_bad_arguments_are_named(kwargs, error, message):
     with pytest.raises(error, match=message):
         GatedDeltaNet(8, 8, 0.0, 2, **kwargs)
+
+
+@pytest.mark.parametrize("per_head", [False, True])
+@pytest.mark.parametrize(
+    ("sizes", "tokens", "chunk_size"),
+    [
+        ({"d_in": 5, "d_out": 8, "num_heads": 1}, 65, 64),  # one head, one token past a chunk
+        ({"d_in": 12, "d_out": 6, "num_heads": 3}, 33, 7),  # d_in > d_out, a chunk of 7
+    ],
+)
+def test_other_shapes_and_one_unbatched_sequence(per_head, sizes, tokens, chunk_size):
+    layers = []
+    for size in (None, chunk_size):
+        torch.manual_seed(2)
+        layers.append(GatedDeltaNet(dropout=0.0, chunk_size=size, beta_per_head=per_head, **sizes))
+    loop, chunked = (layer.double() for layer in layers)
+    x = torch.randn(tokens, sizes["d_in"], dtype=torch.float64, requires_grad=True)
+    y_loop, y_chunk = loop(x), chunked(x)
+    (g_loop,) = torch.autograd.grad(y_loop.sum(), x)
+    (g_chunk,) = torch.autograd.grad(y_chunk.sum(), x)
+    assert (y_chunk - y_loop).abs().max().item() <= 1e-10
+    assert (g_chunk - g_loop).abs().max().item() <= 1e-10

@@ -82,3 +82,18 @@ def test_gradients_flow_to_every_parameter_as_in_the_plain_path():
 def test_absorb_must_be_a_bool():
     with pytest.raises(TypeError, match=r"^absorb must be"):
         MultiHeadLatentAttention(4, 4, 0.0, 2, absorb="yes")
+
+
+@torch.no_grad()
+@pytest.mark.parametrize(
+    "sizes",
+    [
+        {"d_in": 5, "d_out": 6, "num_heads": 1, "latent_dim": 9},  # a latent wider than a head
+        {"d_in": 7, "d_out": 12, "num_heads": 6, "latent_dim": 1},  # a latent of one number
+    ],
+)
+def test_one_unbatched_sequence_fed_in_pieces_gives_the_plain_outputs(sizes):
+    plain, absorbed = pair(torch.float64, bias=True, **sizes)
+    x = torch.randn(9, sizes["d_in"], dtype=torch.float64)  # (T, d_in): no batch dimension
+    parts = [absorbed(x[a:b], use_cache=True) for a, b in [(0, 1), (1, 8), (8, 9)]]
+    assert (torch.cat(parts) - plain(x)).abs().max().item() <= 1e-10

@@ -14,7 +14,6 @@ import time
 
 import torch
 import torch.nn.functional as F
-from torch import Tensor
 
 from attention_mechanisms import GatedDeltaNet, MultiHeadAttention
 

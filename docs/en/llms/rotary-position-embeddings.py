@@ -27,7 +27,7 @@ from attention_mechanisms import (
     compute_rope_params,
     interleaved_to_halves,
 )
-from attention_mechanisms.checks import check_freq_config, check_rope_inputs, check_size
+from attention_mechanisms.checks import check_rope_inputs, check_size
 from attention_mechanisms.plotting import show_figure
 from attention_mechanisms.rope_scaling import scale_frequencies
 
