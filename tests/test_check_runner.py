@@ -8,6 +8,9 @@ they cannot run in this one (`-m "not slow"` leaves them out).
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -233,3 +236,25 @@ def test_a_bad_memory_size_is_refused(size, capsys):
     with pytest.raises(SystemExit):
         main([f"--memory={size}", "x.py"])
     assert f"expected a size such as 4G or 512M; got {size!r}" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_long_temporary_folder_starts_each_run_anew(tmp_path):
+    """A fork server's socket lives in the temporary folder, and its path has a limit: with
+    a long TMPDIR the checker starts a new Python for each run rather than fail."""
+    scratch = tmp_path / ("long-folder-name-" * 6)
+    scratch.mkdir()
+    path = notebook(tmp_path, "import torch\nx = torch.ones(2)", "y = x.sum().item()")
+    code = (
+        "import json, sys\nfrom pathlib import Path\n"
+        "from attention_mechanisms.check import runner\nfrom attention_mechanisms.check.cells"
+        " import read_cells\npath = Path(sys.argv[1])\n"
+        "entries, _ = runner.run(read_cells(path), path.parent)\n"
+        "print(json.dumps([runner._fork_server() is None, [e['status'] for e in entries]]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)], env={**os.environ, "TMPDIR": str(scratch)},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [True, ["ok", "ok"]]

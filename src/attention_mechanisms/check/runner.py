@@ -5,10 +5,11 @@ The learner's code never runs in the checker's own process: an infinite loop, an
 discarded, its plots are drawn off screen (``MPLBACKEND=Agg``), and it starts in the
 learner's folder, as in Jupyter, so that it can read the files it reads there.
 
-Where the platform can fork (not on Windows), each run is forked from a fork server that
-has imported torch and the checks once, rather than started as a new Python that imports
-them again: a second and more saved for every notebook of a class. Either way the learner's
-code gets the same: a process of its own, in its folder, with nothing else shared.
+Where the platform can fork (not on Windows) and the temporary folder's path leaves room
+for the fork server's socket, each run is forked from a fork server that has imported
+torch and the checks once, rather than started as a new Python that imports them again: a
+second and more saved for every notebook of a class. Either way the learner's code gets
+the same: a process of its own, in its folder, with nothing else shared.
 
 Its memory is limited too (``RLIMIT_DATA``, where the platform has ``resource``): an
 allocation past the limit fails in the learner's code, the worker reports the cell with
@@ -42,6 +43,10 @@ PRELOAD = ["attention_mechanisms.check._worker", "attention_mechanisms.check.ana
 CELL_TIMEOUT = 30.0  # seconds, each cell
 TOTAL_TIMEOUT = 120.0  # seconds, the whole run
 MEMORY = 4 * 2**30  # bytes of data (heap and anonymous memory), the whole run
+# The fork server listens on a Unix socket, <temporary folder>/pymp-XXXXXXXX/listener-XXXXXXXX,
+# whose path the kernel caps at 107 bytes (103 on macOS); Python 3.11 does not shorten it.
+SOCKET_PATH_LIMIT = 103
+SOCKET_NAME = "/pymp-XXXXXXXX/listener-XXXXXXXX"
 
 
 def run(
@@ -150,8 +155,11 @@ def _stop(pid: int, kill: Callable[[], None]) -> None:
 def _fork_server() -> multiprocessing.context.ForkServerContext | None:
     """Where the platform can fork: a process that has imported torch and the checks, from
     which each run is forked, so that the import costs once per command, not once per
-    notebook (a second and more each). None elsewhere (Windows): each run starts Python."""
+    notebook (a second and more each). None elsewhere (Windows), or where the temporary
+    folder's path is too long for the server's socket: each run starts Python."""
     if "forkserver" not in multiprocessing.get_all_start_methods():
+        return None
+    if len(os.fsencode(tempfile.gettempdir() + SOCKET_NAME)) > SOCKET_PATH_LIMIT:
         return None
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(PRELOAD)
