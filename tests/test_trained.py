@@ -15,7 +15,8 @@ import pytest
 import torch
 from checkouts import make_checkout, write_chapter
 
-from attention_mechanisms.induction import SYMBOLS, AttentionOnlyTransformer, train_induction
+from attention_mechanisms.induction import AttentionOnlyTransformer, train_induction
+from attention_mechanisms.repeats import SYMBOLS
 from book import BookError, cli, playground_check, trained
 from book.build import TOOLING, Build
 from book.execute import execute
@@ -52,6 +53,7 @@ def test_the_export_holds_every_tensor_where_the_manifest_says(small):
         "d_model": 8,
         "num_heads": 2,
         "num_layers": 2,
+        "rope_base": 10_000,
     }
     assert manifest["symbols"] == SYMBOLS and set(manifest["default"]) <= set(SYMBOLS)
 
@@ -65,6 +67,8 @@ def test_the_javascript_computes_what_the_package_does_on_random_sequences(small
     [
         ("return s / Math.sqrt(headDim);", "return s / headDim;"),  # another scale
         ("if (j > i) return -Infinity;", "if (j > i + 1) return -Infinity;"),  # a future key
+        ("a * Math.cos(angle) - b * Math.sin(angle)", "a * Math.cos(angle) + b * Math.sin(angle)"),
+        ("return p.tok[id].slice();", "return p.tok[id].map(function (v) { return v + 0.1; });"),
         (
             "x = x.map(function (row, i) { return row.map(function (v, d) { return v + ",
             "x = x.map(function (row, i) { return row.map(function (v, d) { return 0 + ",
@@ -144,10 +148,19 @@ def test_the_chapters_model_downloads_in_at_most_60_kb(monkeypatch):
     }
     model = AttentionOnlyTransformer(
         defaults["vocab_size"],
-        1 + 2 * defaults["half_lengths"][1],
+        1 + defaults["lengths"][1],
         defaults["d_model"],
         defaults["num_heads"],
         defaults["num_layers"],
     )
     monkeypatch.setattr(trained, "model", lambda build: model)
     assert len(trained.export(BOOK)) == trained.manifest(BOOK)["size"] <= 60_000
+
+
+def test_the_default_sequence_shows_the_chapters_model_copying_across_a_gap():
+    """The run comes back after other tokens, and after its second copy the model predicts
+    the token that followed the first: the gap's first token."""
+    run, gap = trained.DEFAULT[:7], trained.DEFAULT[7:10]
+    assert run + gap + run == trained.DEFAULT and not set(gap) & set(run)
+    result = trained.package_result(BOOK, trained.DEFAULT)  # the chapter's model
+    assert result["predicted"][0]["token"] == gap[0]

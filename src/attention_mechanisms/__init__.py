@@ -12,11 +12,12 @@ from .functional import causal_mask, scaled_dot_product_attention
 from .fused import FusedMultiHeadAttention, KVCache
 from .gated import GatedDeltaNet, GatedMultiHeadAttention
 from .grouped_query import GroupedQueryAttention
-from .induction import AttentionOnlyTransformer, repeated_tokens, train_induction
+from .induction import AttentionOnlyTransformer, train_induction
 from .interpret import attention_patterns, copy_accuracy, head_scores, zero_heads
 from .latent import MultiHeadLatentAttention
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper
 from .positions import position_hide_mask
+from .repeats import repeated_tokens
 from .rope import apply_rope, compute_rope_params, interleaved_to_halves
 from .self_attention import SelfAttention_v1, SelfAttention_v2
 from .simple import (

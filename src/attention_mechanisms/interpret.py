@@ -78,55 +78,62 @@ def zero_heads(model: AttentionOnlyTransformer, heads: Sequence[tuple[int, int]]
             hook.remove()
 
 
-def _half_length(ids: Tensor) -> int:
-    if ids.dim() != 2 or ids.shape[1] % 2 == 0 or ids.shape[1] < 3:
+def _check_repeats(ids: Tensor, repeated: Tensor) -> None:
+    if not isinstance(repeated, Tensor) or repeated.dtype != torch.bool:
+        raise TypeError("repeated must be a bool tensor from repeated_tokens")
+    if ids.dim() != 2 or repeated.shape != ids.shape:
         raise ValueError(
-            f"ids must be (batch, 1 + 2 * half_length) from repeated_tokens; "
-            f"got shape {tuple(ids.shape)}"
+            f"ids and repeated must be (batch, tokens) of one shape, from repeated_tokens; "
+            f"got {tuple(ids.shape)} and {tuple(repeated.shape)}"
         )
-    return (ids.shape[1] - 1) // 2
 
 
-def copy_accuracy(model: AttentionOnlyTransformer, ids: Tensor) -> tuple[float, float]:
-    """How often the most likely next token is right, in each copy of ``ids``.
+def copy_accuracy(
+    model: AttentionOnlyTransformer, ids: Tensor, repeated: Tensor
+) -> tuple[float, float]:
+    """How often the most likely next token is right, where the tokens before decide it
+    and where they do not.
 
-    ``ids`` come from [repeated_tokens][attention_mechanisms.induction.repeated_tokens]
-    with copies of ``L`` tokens. First copy: the predictions of its ``L`` tokens, made at
-    positions ``0`` to ``L - 1`` (chance: ``1 / V``). Repeated copy: the predictions made
-    at the second copy's tokens but its last, ``L - 1`` per row. The prediction at the
-    first copy's last token, the start of the repeat, counts in neither.
+    ``ids`` and ``repeated`` come from
+    [repeated_tokens][attention_mechanisms.repeats.repeated_tokens]. The prediction made at
+    position ``t`` is of token ``t + 1``: it counts as *repeated* if ``repeated[:, t + 1]``
+    (a later copy, not its first token), and as *random* otherwise (chance: ``1 / V``).
 
     Returns:
-        ``(first_copy, repeated_copy)`` accuracies in ``[0, 1]``.
+        ``(random, repeated)`` accuracies in ``[0, 1]``.
     """
-    half = _half_length(ids)
+    _check_repeats(ids, repeated)
     with torch.no_grad():
-        right = model(ids[:, :-1]).argmax(-1) == ids[:, 1:]  # (b, 2L)
-    return right[:, :half].float().mean().item(), right[:, half + 1 :].float().mean().item()
+        right = model(ids[:, :-1]).argmax(-1) == ids[:, 1:]  # (b, T - 1)
+    target = repeated[:, 1:]
+    return right[~target].float().mean().item(), right[target].float().mean().item()
 
 
-def head_scores(model: AttentionOnlyTransformer, ids: Tensor) -> tuple[Tensor, Tensor]:
-    """Each head's previous-token and prefix-matching score on repeated sequences ``ids``.
+def head_scores(
+    model: AttentionOnlyTransformer, ids: Tensor, repeated: Tensor
+) -> tuple[Tensor, Tensor]:
+    """Each head's previous-token and prefix-matching score on ``ids`` from
+    [repeated_tokens][attention_mechanisms.repeats.repeated_tokens].
 
-    - previous-token score: the mean weight that a token of the first copy puts on the
-      token just before it;
-    - prefix-matching score: the mean weight that a token of the second copy (but its last,
-      which predicts nothing) puts on the tokens that follow an earlier copy of it (Olsson et
-      al.'s definition): the token after its copy in the first half, and, where its token
-      occurs more than once, the token after each other occurrence too.
+    - previous-token score: the mean weight that a token puts on the token just before it,
+      over every position but the start token;
+    - prefix-matching score: the mean weight that a token whose next token repeats an earlier
+      copy puts on the tokens that follow an earlier occurrence of its own token (Olsson et
+      al.'s definition): in a third copy, on the token after it in each copy before.
 
     Returns:
         Two ``(num_layers, num_heads)`` tensors, in that order.
     """
-    half = _half_length(ids)
-    first = torch.arange(1, half + 1)  # positions of the first copy
-    second = first[:-1] + half  # the second copy's, but the last: it predicts nothing
-    # follows[b, i, j]: key j + 1 comes right after a copy of query second[i]'s token
-    follows = ids[:, second, None] == ids[:, None, :-1]  # (b, L - 1, T - 1)
-    follows &= torch.arange(ids.shape[1] - 1) < second[:, None]  # only keys the query sees
+    _check_repeats(ids, repeated)
+    num_tokens = ids.shape[1]
+    queries = repeated[:, 1:]  # (b, T - 1): query t predicts a repeated token t + 1
+    # follows[b, t, j]: key j + 1 comes right after an earlier occurrence of query t's token
+    follows = ids[:, :-1, None] == ids[:, None, :-1]  # (b, T - 1, T - 1)
+    follows &= torch.ones(num_tokens - 1, num_tokens - 1, dtype=torch.bool).tril(-1)
+    rows = torch.arange(1, num_tokens)
     previous, prefix = [], []
     for weights in attention_patterns(model, ids):  # (b, h, T, T)
-        previous.append(weights[:, :, first, first - 1].mean(dim=(0, 2)))  # (h,)
-        after = weights[:, :, second, 1:] * follows[:, None]  # (b, h, L - 1, T - 1)
-        prefix.append(after.sum(dim=-1).mean(dim=(0, 2)))
+        previous.append(weights[:, :, rows, rows - 1].mean(dim=(0, 2)))  # (h,)
+        after = (weights[:, :, :-1, 1:] * follows[:, None]).sum(dim=-1)  # (b, h, T - 1)
+        prefix.append(after.transpose(0, 1)[:, queries].mean(dim=1))
     return torch.stack(previous), torch.stack(prefix)  # (num_layers, h) each

@@ -23,6 +23,7 @@ import nbformat
 import torch
 from torch import Tensor
 
+from attention_mechanisms.induction import ROPE_BASE
 from attention_mechanisms.interpret import attention_patterns
 from book import BookError, expectations, trained
 from book.build import Build
@@ -248,6 +249,13 @@ def verify_trained(build: Build, count: int = TRAINED_SEQUENCES, seed: int = 0) 
     }
     found = _node(_RUN_TRAINED, build.root / MODULE.with_name("induction.js"), payload)
     model = copy.deepcopy(trained.model(build)).to(torch.float64)
+    for block in model.blocks:  # the rotations' angles in float64 too, as the JavaScript's
+        # (the package turns by float32 speeds, as the book's code does)
+        exponents = torch.arange(0, block.head_dim, 2, dtype=torch.float64) / block.head_dim
+        positions = torch.arange(block.context_length, dtype=torch.float64)[:, None]
+        angles = positions * ROPE_BASE**-exponents  # (context_length, head_dim / 2)
+        angles = torch.cat([angles, angles], dim=1)  # (context_length, head_dim)
+        block.cos, block.sin = angles.cos(), angles.sin()
     rtol, atol = TOLERANCE[torch.float64]
     problems = []
     for ids, js in zip(sequences, found, strict=True):

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import torch
 
-from attention_mechanisms.induction import SYMBOLS, AttentionOnlyTransformer
+from attention_mechanisms.induction import ROPE_BASE, AttentionOnlyTransformer
 from attention_mechanisms.interpret import attention_patterns
+from attention_mechanisms.repeats import SYMBOLS
 from book.build import Build
 from book.execute import executed, exports_path
 
@@ -27,8 +28,8 @@ CHAPTER = "learned/what-attention-learns.py"  # the chapter that trains it, in d
 
 FILE = "induction-model.bin"  # under the site's assets/
 START = "^"  # how the page writes the start token, as `spell` does
-# The sequence the page starts from: a copy of seven tokens, twice.
-DEFAULT = "Kq7Zbx3" * 2
+# The sequence the page starts from: a run of seven tokens, a gap of three, the run again.
+DEFAULT = "Kq7Zbx3" + "mNw" + "Kq7Zbx3"
 
 
 def _config(model: torch.nn.Module) -> dict[str, int]:
@@ -97,7 +98,7 @@ def manifest(build: Build) -> dict:
         tensors.append({"name": name, "shape": list(tensor.shape), "offset": offset})
         offset += tensor.numel()
     return {
-        "config": _config(model(build)),
+        "config": {**_config(model(build)), "rope_base": ROPE_BASE},
         "symbols": SYMBOLS,
         "start": START,
         "default": DEFAULT,

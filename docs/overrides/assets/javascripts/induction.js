@@ -1,12 +1,13 @@
 /* The trained model of "What attention learns" (attention_mechanisms.induction), run in
-   plain JavaScript numbers (float64): token and position embeddings, residual attention
-   blocks that compute what MultiHeadAttention computes, and the output head. The page runs
+   plain JavaScript numbers (float64): token embeddings, residual attention blocks that
+   compute what RotaryMultiHeadAttention computes (queries and keys turned by their
+   positions, as apply_rope does), and the output head. The page runs
    it on the sequence the reader types; the build runs it in Node beside the package on
    random sequences (tools/book/playground_check.py), so what the page shows is what the
    package computes, to float32 rounding.
 
    `model` is {config, tensors}: config holds vocab_size, context_length, d_model,
-   num_heads and num_layers; tensors maps each state_dict name to {shape, data}, data a flat
+   num_heads, num_layers and rope_base; tensors maps each state_dict name to {shape, data}, data a flat
    array in row order. nn.Linear keeps its weight as (out, in): y = x W^T + b. */
 (function (root, factory) {
   if (typeof module === "object" && module.exports) module.exports = factory();
@@ -40,10 +41,27 @@
     return exps.map(function (e) { return e / total; });
   }
 
-  // One MultiHeadAttention block on x (T, d): every head's weights (h, T, T) and the output.
-  function block(p, x, numHeads) {
-    var queries = linear(x, p.W_query), keys = linear(x, p.W_key), values = linear(x, p.W_value);
-    var headDim = queries[0].length / numHeads, weights = [];
+  // apply_rope on every head of rows (T, d): in each head, feature k and feature
+  // k + headDim / 2 form a pair, turned at position t by the angle t * base^(-2k / headDim).
+  function rotate(rows, numHeads, base) {
+    var headDim = rows[0].length / numHeads, half = headDim / 2;
+    return rows.map(function (row, t) {
+      var out = row.slice();
+      for (var from = 0; from < row.length; from += headDim) {
+        for (var k = 0; k < half; k++) {
+          var angle = t * Math.pow(base, -2 * k / headDim), a = row[from + k], b = row[from + k + half];
+          out[from + k] = a * Math.cos(angle) - b * Math.sin(angle);
+          out[from + k + half] = b * Math.cos(angle) + a * Math.sin(angle);
+        }
+      }
+      return out;
+    });
+  }
+
+  // One RotaryMultiHeadAttention block on x (T, d): every head's weights (h, T, T) and the output.
+  function block(p, x, numHeads, base) {
+    var queries = rotate(linear(x, p.W_query), numHeads, base), keys = rotate(linear(x, p.W_key), numHeads, base);
+    var values = linear(x, p.W_value), headDim = queries[0].length / numHeads, weights = [];
     var context = x.map(function () { return []; }); // (T, d): the heads side by side
     for (var h = 0; h < numHeads; h++) {
       var from = h * headDim, to = from + headDim;
@@ -79,8 +97,7 @@
         out_proj_bias: Array.prototype.slice.call(t[name + "out_proj.bias"].data),
       });
     }
-    model.prepared = { tok: rows(t["tok_emb.weight"]), pos: rows(t["pos_emb.weight"]),
-                       out: rows(t["out_head.weight"]), blocks: blocks };
+    model.prepared = { tok: rows(t["tok_emb.weight"]), out: rows(t["out_head.weight"]), blocks: blocks };
     return model.prepared;
   }
 
@@ -94,15 +111,15 @@
     if (ids.length < 1 || ids.length > c.context_length) {
       throw new Error("ids must hold 1 to " + c.context_length + " tokens; got " + ids.length);
     }
-    var x = ids.map(function (id, t) {
+    var x = ids.map(function (id) {
       if (!(id >= 0 && id <= c.vocab_size && id === Math.floor(id))) {
         throw new Error("ids must be in [0, " + c.vocab_size + "]; got " + id);
       }
-      return p.tok[id].map(function (v, d) { return v + p.pos[t][d]; });
+      return p.tok[id].slice();
     });
     var weights = [];
     p.blocks.forEach(function (params) {
-      var found = block(params, x, c.num_heads);
+      var found = block(params, x, c.num_heads, c.rope_base);
       weights.push(found.weights);
       x = x.map(function (row, i) { return row.map(function (v, d) { return v + found.out[i][d]; }); });
     });
