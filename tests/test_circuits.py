@@ -92,15 +92,15 @@ def test_removing_a_head_from_every_role_leaves_only_its_direct_path(model):
     with torch.no_grad():
         direct = model.out_head(head_outputs(model, ids)[0][:, 1])
         with (
-            remove_from(model, (0, 1), "query"),
-            remove_from(model, (0, 1), "key"),
-            remove_from(model, (0, 1), "value"),
+            remove_from(model, [(0, 1)], "query"),
+            remove_from(model, [(0, 1)], "key"),
+            remove_from(model, [(0, 1)], "value"),
         ):
             removed = model(ids)
         with zero_heads(model, [(0, 1)]):
             zeroed = model(ids)
         torch.testing.assert_close(removed, zeroed + direct, rtol=1e-5, atol=1e-5)
-        with remove_from(model, (0, 1), "key"):
+        with remove_from(model, [(0, 1)], "key"):
             assert not torch.allclose(model(ids), removed)
         assert not model.blocks[1].W_key._forward_pre_hooks  # the hooks are gone
 
@@ -108,13 +108,37 @@ def test_removing_a_head_from_every_role_leaves_only_its_direct_path(model):
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda m: remove_from(m, (0, 1), "keys").__enter__(), "role must be one of"),
+        (lambda m: remove_from(m, [(0, 1)], "keys").__enter__(), "role must be one of"),
         (lambda m: ov_circuit(m, 3, 0), r"layer must be in \[0, 3\); got 3"),
         (lambda m: ov_circuit(m, 0, 3), r"head must be in \[0, 3\); got 3 \(layer 0\)"),
         (lambda m: qk_circuit(m, (1, 0), (1, 0), 2), "previous must be in a layer before 1"),
         (lambda m: qk_circuit(m, (1, 0), (0, 0), 16), r"distance must be in \[0, 16\); got 16"),
+        (lambda m: remove_from(m, [(2, 0)], "key").__enter__(), "a layer before the last"),
+        (lambda m: remove_from(m, (0, 1), "key").__enter__(), r"heads must be a list of \(layer"),
+        (lambda m: remove_from(m, [3], "key").__enter__(), r"heads must be a \(layer, head\) pair"),
+        (
+            lambda m: logit_attribution(
+                m, *data(2)._replace(repeated=torch.zeros(2, 16, dtype=torch.bool))
+            ),
+            "marks no token",
+        ),
     ],
 )
 def test_bad_arguments_are_named(model, call, message):
     with pytest.raises(ValueError, match=message):
+        call(model)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda m: ov_circuit(m, 1.0, 0),
+            r"must be a \(layer, head\) pair of ints; got \(1.0, 0\)",
+        ),
+        (lambda m: qk_circuit(m, (1, 0), (0, 0), 2.0), "distance must be an int; got 2.0"),
+    ],
+)
+def test_bad_types_are_named(model, call, message):
+    with pytest.raises(TypeError, match=message):
         call(model)

@@ -68,7 +68,8 @@ def test_the_model_is_causal():
 @pytest.mark.parametrize(
     ("ids", "error", "message"),
     [
-        (torch.zeros(2, 3), TypeError, "ids must have an integer dtype.*got torch.float32"),
+        (torch.zeros(2, 3), TypeError, "ids must be torch.int64 or torch.int32; got torch.float32"),
+        (torch.zeros(2, 3, dtype=torch.uint8), TypeError, "int32; got torch.uint8"),
         (torch.zeros(4, dtype=torch.long), ValueError, r"2-D \(batch, num_tokens\).*shape \(4,\)"),
         (
             torch.zeros(1, 12, dtype=torch.long),
@@ -172,6 +173,12 @@ def test_scores_and_accuracies_are_the_means_they_describe():
     right = model(ids[:, :-1]).argmax(-1) == ids[:, 1:]
     assert marked == right[repeated[:, 1:]].float().mean().item()
     assert others == right[~repeated[:, 1:]].float().mean().item()
+
+
+def test_nothing_marked_is_refused_not_a_nan():
+    ids, repeated = data(2, 1)
+    with pytest.raises(ValueError, match="repeated marks no token after the first"):
+        copy_accuracy(small_model(), ids, torch.zeros_like(repeated))
 
 
 def test_copy_accuracy_wants_sequences_from_repeated_tokens():
@@ -293,10 +300,10 @@ def test_training_names_bad_lengths(lengths, message):
         train_induction(lengths=lengths, steps=1)
 
 
-HELD_OUT = {  # kinds of sequence that neither the training nor the chapter draws
+HELD_OUT = {  # kinds the chapter does not draw; the first two, not the training either
     "five copies of 2 to 5": {"copies": (5, 5), "run_lengths": (2, 5), "gaps": (1, 3)},
-    "gaps of 10 to 14": {"copies": (3, 3), "run_lengths": (3, 6), "gaps": (10, 14)},
-    "a run of 2 after 30 or more": {"copies": (2, 2), "run_lengths": (2, 2), "prefix": (30, 46)},
+    "three copies, gaps of 10 to 14": {"copies": (3, 3), "run_lengths": (2, 4), "gaps": (10, 14)},
+    "a run of 3 after 30 or more": {"copies": (2, 2), "run_lengths": (3, 3), "prefix": (30, 38)},
     "long runs, no gap": {"copies": (2, 2), "run_lengths": (18, 24), "gaps": (0, 0)},
 }
 

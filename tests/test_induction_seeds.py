@@ -7,6 +7,8 @@ test trains twelve models (about 15 s each on one core) and counts.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -28,10 +30,10 @@ KINDS = [  # the chapter's kinds of sequence
     {"run_lengths": (2, 2)},
     {"copies": (2, 2), "run_lengths": (16, 24)},
     {"copies": (2, 2), "gaps": (0, 0), "prefix": (0, 0)},
+    {"copies": (2, 2), "run_lengths": (2, 8), "prefix": (24, 48)},
     {"copies": (4, 4), "run_lengths": (2, 10)},
     {"copies": (2, 2), "run_lengths": (2, 8), "gaps": (16, 30)},
-    {"copies": (2, 2), "run_lengths": (2, 8), "prefix": (24, 48)},
-]
+]  # the chapter's last kind, a run of 2 after 40, it prints but does not check
 
 
 def rise_within_drop(losses: list[float], steps: list[int], values: list[float]) -> bool:
@@ -88,12 +90,13 @@ def verdicts(seed: int) -> dict[str, bool]:
         with zero_heads(model, heads):
             return copy_accuracy(model, *test)[1]
 
-    def removed(role: str) -> float:
-        with remove_from(model, (0, prev_head), role):
-            return copy_accuracy(model, *test)[1]
-
     induction_heads = [(1, h) for h in range(2) if prefix[1, h] >= 0.5]
     previous_heads = [(0, h) for h in range(2) if previous[0, h] >= 0.5]
+
+    def removed(role: str) -> float:
+        with remove_from(model, previous_heads, role):
+            return copy_accuracy(model, *test)[1]
+
     others = [
         (layer, h)
         for layer in range(2)
@@ -122,7 +125,8 @@ def verdicts(seed: int) -> dict[str, bool]:
         and removed("value") >= 0.9,
         "circuits": all(int((p == diagonal).sum()) >= 60 for p in qk)
         and int((ov_circuit(model, 1, ind_head).argmax(1) == diagonal).sum()) >= 60,
-        "direct logit attribution": bool(attribution[1].sum() >= 0.9 * attribution.sum()),
+        "direct logit attribution": bool(attribution[0].abs().sum() <= 0.1 * attribution[1].sum()),
+        "first loss above ln 64": losses[0] > math.log(VOCAB_SIZE),
         "a candidate when ambiguous": candidate_share(model, generator) >= 0.9,
     }
 

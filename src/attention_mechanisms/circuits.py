@@ -11,13 +11,13 @@ alone, token by token:
   previous token (written there by a previous-token head) is $b$;
 - `ov_circuit`: which logits a head raises when it attends to token $a$;
 - `logit_attribution`: how much each head's output adds to the right token's logit;
-- `remove_from`: take one head's output out of what a later layer's queries, keys or
-  values read, and leave the rest of the model as it is.
+- `remove_from`: take heads' output out of what the later layers' queries, keys or values
+  read, and leave the rest of the model as it is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import cast
 
@@ -25,6 +25,7 @@ import torch
 from torch import Tensor, nn
 
 from .induction import AttentionOnlyTransformer, RotaryMultiHeadAttention
+from .interpret import check_repeats
 from .rope import apply_rope
 
 __all__ = ["head_outputs", "logit_attribution", "ov_circuit", "qk_circuit", "remove_from"]
@@ -47,7 +48,18 @@ def _blocks(model: AttentionOnlyTransformer) -> list[RotaryMultiHeadAttention]:
     return [cast(RotaryMultiHeadAttention, block) for block in model.blocks]
 
 
+def _pair(name: str, value: object) -> tuple[int, int]:
+    """``value`` if it is a ``(layer, head)`` pair of ints."""
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        raise ValueError(f"{name} must be a (layer, head) pair; got {value!r}")
+    for number in value:
+        if isinstance(number, bool) or not isinstance(number, int):
+            raise TypeError(f"{name} must be a (layer, head) pair of ints; got {value!r}")
+    return value[0], value[1]
+
+
 def _check_head(model: AttentionOnlyTransformer, layer: int, head: int) -> RotaryMultiHeadAttention:
+    layer, head = _pair("(layer, head)", (layer, head))
     if not 0 <= layer < len(model.blocks):
         raise ValueError(f"layer must be in [0, {len(model.blocks)}); got {layer}")
     block = _blocks(model)[layer]
@@ -79,11 +91,13 @@ def qk_circuit(
 
     Both heads are ``(layer, head)``; the previous-token head's layer must come first.
     """
-    (layer, head), (earlier, prev_head) = induction, previous
+    (layer, head), (earlier, prev_head) = _pair("induction", induction), _pair("previous", previous)
     block = _check_head(model, layer, head)
     _check_head(model, earlier, prev_head)
     if earlier >= layer:
         raise ValueError(f"previous must be in a layer before {layer}; got layer {earlier}")
+    if isinstance(distance, bool) or not isinstance(distance, int):
+        raise TypeError(f"distance must be an int; got {distance!r}")
     if not 0 <= distance < model.context_length:
         raise ValueError(f"distance must be in [0, {model.context_length}); got {distance}")
     w, p = _head_weights(block, head), _head_weights(_blocks(model)[earlier], prev_head)
@@ -124,6 +138,7 @@ def logit_attribution(model: AttentionOnlyTransformer, ids: Tensor, repeated: Te
     """``(num_layers, num_heads)``: how much each head adds, on average, to the logit of the
     right token above the mean logit, at the predictions of repeated tokens (the direct
     path: through the output head only, not through later layers)."""
+    check_repeats(ids, repeated)
     unembed = model.out_head.weight  # (V, d_model)
     direction = unembed - unembed.mean(dim=0)  # (V, d_model): a logit above the mean
     target = ids[:, 1:][repeated[:, 1:]]  # (n,) the right tokens
@@ -136,15 +151,33 @@ def logit_attribution(model: AttentionOnlyTransformer, ids: Tensor, repeated: Te
 
 @contextmanager
 def remove_from(
-    model: AttentionOnlyTransformer, head: tuple[int, int], role: str
+    model: AttentionOnlyTransformer, heads: Sequence[tuple[int, int]], role: str
 ) -> Iterator[None]:
-    """Within the ``with`` block, the layers after ``head``'s read the stream without that
-    head's output in their ``role`` ("query", "key" or "value") alone; the head still
-    writes into the stream, and every other input is unchanged."""
+    """Within the ``with`` block, the layers after each of ``heads`` read the stream without
+    that head's output in their ``role`` ("query", "key" or "value") alone; the heads still
+    write into the stream, and every other input is unchanged."""
     if role not in ROLES:
         raise ValueError(f"role must be one of {sorted(ROLES)}; got {role!r}")
-    layer, index = head
-    block = _check_head(model, layer, index)
+    if isinstance(heads, tuple) and heads and not isinstance(heads[0], tuple | list):
+        raise ValueError(f"heads must be a list of (layer, head) pairs; got {heads!r}")
+    hooks = []
+    for pair in heads:  # every pair checked before any hook is in place
+        layer, index = _pair("heads", pair)
+        _check_head(model, layer, index)
+        if layer == len(model.blocks) - 1:
+            raise ValueError(f"heads must be in a layer before the last ({layer}): none reads it")
+    try:
+        for layer, index in heads:
+            hooks += _remove(model, layer, index, role)
+        yield
+    finally:
+        for hook in hooks:
+            hook.remove()
+
+
+def _remove(model: AttentionOnlyTransformer, layer: int, index: int, role: str) -> list:
+    """The hooks that take one head's output out of the later layers' ``role``."""
+    block = _blocks(model)[layer]
     columns = slice(index * block.head_dim, (index + 1) * block.head_dim)
     written: list[Tensor] = []
 
@@ -157,8 +190,4 @@ def remove_from(
     hooks = [block.out_proj.register_forward_pre_hook(keep)]
     for later in _blocks(model)[layer + 1 :]:
         hooks.append(getattr(later, ROLES[role]).register_forward_pre_hook(subtract))
-    try:
-        yield
-    finally:
-        for hook in hooks:
-            hook.remove()
+    return hooks

@@ -51,8 +51,9 @@ ROPE_BASE = 10_000  # theta_base of the rotary position embeddings, as in Llama 
 class RotaryMultiHeadAttention(MultiHeadAttention):
     """Chapter 3's `MultiHeadAttention` with one step more: queries and keys are rotated by
     their positions ([apply_rope][attention_mechanisms.rope.apply_rope], theta_base
-    `ROPE_BASE`) before the scores, so each score sees the distance between its query and
-    key, never where they stand. Same arguments, parameters and ``forward``."""
+    `ROPE_BASE`) before the scores, so a score depends on the query's and the key's vectors
+    and the distance between them, not on where they stand. Same arguments, parameters and
+    ``forward``."""
 
     cos: Tensor
     sin: Tensor
@@ -96,10 +97,10 @@ class AttentionOnlyTransformer(nn.Module):
     Each block is a causal
     [RotaryMultiHeadAttention][attention_mechanisms.induction.RotaryMultiHeadAttention]
     with ``d_in = d_out = d_model`` and no dropout: position enters only as the rotation of
-    queries and keys, so a head can look "one token back" or "after my earlier copy" at any
-    position alike. ``tok_emb`` has ``vocab_size + 1`` rows: the last is the start token of
-    [repeated_tokens][attention_mechanisms.repeats.repeated_tokens], which the model reads
-    but never predicts.
+    queries and keys, so a head can look "one token back" or "after my earlier copy" with
+    the same weights at every position. ``tok_emb`` has ``vocab_size + 1`` rows: the last
+    is the start token of [repeated_tokens][attention_mechanisms.repeats.repeated_tokens],
+    which the model reads but never predicts.
 
     Args:
         vocab_size: Number of tokens the model predicts, ``V``.
@@ -221,7 +222,7 @@ def train_induction(
     [repeated_tokens][attention_mechanisms.repeats.repeated_tokens] of that length, and
     takes an AdamW step on the cross-entropy of every next token. Short sequences put few
     tokens between a copy and its repeat, which gives the heads a clear signal early; long
-    ones train every distance up to ``context_length``. Weight decay applies to ``W_value``
+    ones train the later positions. Weight decay applies to ``W_value``
     and ``out_proj`` only, what each head writes, so that the queries and keys stay free to
     sharpen. Every ``record_every`` steps (and before the first) the `History` scores the
     heads on 64 fixed sequences of the longest length. The defaults are the chapter's: on
@@ -246,10 +247,15 @@ def train_induction(
 
     Raises:
         TypeError: If a size is not an int.
-        ValueError: If a size is not positive, or ``lengths`` is not ``(low, high)`` with
-            ``6 <= low <= high``.
+        ValueError: If a size is not positive, ``lengths`` is not ``(low, high)`` with
+            ``6 <= low <= high``, or ``vocab_size`` is below ``lengths[1]``.
     """
     low, high = check_range("lengths", lengths, low=6)  # the shortest layout: 3 copies of 2
+    if check_size("vocab_size", vocab_size) < high:
+        raise ValueError(
+            f"vocab_size must be at least lengths[1] (a sequence's tokens are distinct); got "
+            f"vocab_size={vocab_size}, lengths={tuple(lengths)}"
+        )
     steps, batch_size = check_size("steps", steps), check_size("batch_size", batch_size)
     record_every = check_size("record_every", record_every)
     torch.manual_seed(seed)

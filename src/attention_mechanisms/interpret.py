@@ -78,7 +78,7 @@ def zero_heads(model: AttentionOnlyTransformer, heads: Sequence[tuple[int, int]]
             hook.remove()
 
 
-def _check_repeats(ids: Tensor, repeated: Tensor) -> None:
+def check_repeats(ids: Tensor, repeated: Tensor) -> None:
     if not isinstance(repeated, Tensor) or repeated.dtype != torch.bool:
         raise TypeError("repeated must be a bool tensor from repeated_tokens")
     if ids.dim() != 2 or repeated.shape != ids.shape:
@@ -86,6 +86,8 @@ def _check_repeats(ids: Tensor, repeated: Tensor) -> None:
             f"ids and repeated must be (batch, tokens) of one shape, from repeated_tokens; "
             f"got {tuple(ids.shape)} and {tuple(repeated.shape)}"
         )
+    if not repeated[:, 1:].any():
+        raise ValueError("repeated marks no token after the first: nothing to measure")
 
 
 def copy_accuracy(
@@ -102,7 +104,7 @@ def copy_accuracy(
     Returns:
         ``(random, repeated)`` accuracies in ``[0, 1]``.
     """
-    _check_repeats(ids, repeated)
+    check_repeats(ids, repeated)
     with torch.no_grad():
         right = model(ids[:, :-1]).argmax(-1) == ids[:, 1:]  # (b, T - 1)
     target = repeated[:, 1:]
@@ -124,7 +126,7 @@ def head_scores(
     Returns:
         Two ``(num_layers, num_heads)`` tensors, in that order.
     """
-    _check_repeats(ids, repeated)
+    check_repeats(ids, repeated)
     num_tokens = ids.shape[1]
     queries = repeated[:, 1:]  # (b, T - 1): query t predicts a repeated token t + 1
     # follows[b, t, j]: key j + 1 comes right after an earlier occurrence of query t's token

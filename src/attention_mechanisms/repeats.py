@@ -44,8 +44,8 @@ def check_token_ids(ids: object, vocab_size: int, context_length: int) -> torch.
     """Return ``ids`` if it is ``(batch, num_tokens)`` of integer ids in ``[0, vocab_size]``."""
     if not isinstance(ids, torch.Tensor):
         raise TypeError(f"ids must be a torch.Tensor of token ids; got {type(ids).__name__}")
-    if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
-        raise TypeError(f"ids must have an integer dtype (e.g. torch.int64); got {ids.dtype}")
+    if ids.dtype not in (torch.int64, torch.int32):
+        raise TypeError(f"ids must be torch.int64 or torch.int32; got {ids.dtype}")
     if ids.dim() != 2 or ids.shape[1] == 0:
         raise ValueError(
             f"ids must be 2-D (batch, num_tokens) with at least one token; got shape "

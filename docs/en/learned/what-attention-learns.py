@@ -81,10 +81,10 @@ for row, marks in zip(ids, repeated, strict=True):
 
 # %% [markdown]
 # A model reads the sequence from left to right and, at every token, predicts the next one.
-# At an unmarked token it cannot do better than chance, one right guess in 64: the token is
-# random. At a marked token the answer is in the context: find where the current token stood
-# before, and predict the token that came after it there. The first token of a later copy is
-# not marked: it follows a random token, so nothing announces it.
+# At an unmarked token it can only guess: the token is random. At a marked token the answer
+# is in the context: find where the current token stood before, and predict the token that
+# came after it there. The first token of a later copy is not marked: it follows a random
+# token, so nothing announces it.
 #
 # Nothing tells the model where the copies are. The first copy can stand anywhere, so its
 # position does not say where to look back, and neither does the distance: a copy of 2
@@ -113,11 +113,11 @@ for row, marks in zip(ids, repeated, strict=True):
 # Each block is the `MultiHeadAttention` of [3.6](../chapter-3/05-multi-head-attention.py)
 # with one step more: it rotates the queries and keys by their positions, as Llama does
 # ([Rotary position embeddings](../llms/rotary-position-embeddings.py)), before it computes
-# the scores. A score then depends on the two tokens and on the distance between them, never
-# on where they stand. That is what this task asks: "the token just before me" and "the
-# token after my earlier copy" are the same pattern at every position. A learned table of
-# positions, as GPT-2 has, would have to learn the first of them once for each of the 48
-# positions.
+# the scores. A score then depends on the query's and the key's vectors and on the distance
+# between them, not on where they stand. That is what this task asks: "the token just before
+# me" and "the token after my earlier copy" are the same pattern at every position. A
+# learned table of positions, as GPT-2 has, would have to learn the first of them once for
+# each of the 48 positions.
 
 # %% include="attention_mechanisms.induction.RotaryMultiHeadAttention"
 
@@ -139,11 +139,11 @@ print(untrained(ids).shape)  # (batch, tokens, vocab_size): a score for every ne
 # ## Training
 #
 # [`train_induction`][attention_mechanisms.induction.train_induction] trains it: at every
-# step, a sequence length drawn from 8 to 48 tokens, a batch of 64 sequences of that length,
-# and an optimizer step on the cross-entropy of every next token, as a GPT is trained on
-# text. Short sequences put few tokens between a copy and its repeat, so the heads get a
-# clear signal early; long ones teach every distance up to 48. Its defaults are this
-# chapter's settings:
+# step, a sequence length drawn from 8 to 48 tokens, a batch of 64 sequences of that
+# length, and an optimizer step on the cross-entropy of every next token, as a GPT is trained
+# on text. Short sequences put few tokens between a copy and its repeat, so the heads get a
+# clear signal early; long ones train the later positions. Its defaults are this chapter's
+# settings:
 
 # %% include="attention_mechanisms.induction.train_induction"
 
@@ -165,8 +165,8 @@ print(f"{len(losses)} steps in {time.perf_counter() - start:.0f} s")
 # [`History`][attention_mechanisms.induction.History]): the *previous-token score* of the
 # best head of layer 0, the mean weight a token puts on the token just before it, and the
 # *induction score* of the best head of layer 1, the mean weight a marked token's
-# predecessor puts on the token after an earlier copy of itself. Figure 1 draws them over the
-# loss.
+# predecessor puts on the token after an earlier copy of itself. Figure 1 draws them over
+# the loss.
 
 # %%
 smooth = torch.tensor(losses).unfold(0, 20, 1).mean(dim=1)  # mean of 20 steps
@@ -239,9 +239,10 @@ print("first loss above ln 64:", losses[0] > torch.log(torch.tensor(64.0)).item(
 # On sequences that the model has never seen, 1,000 of each kind,
 # [`copy_accuracy`][attention_mechanisms.interpret.copy_accuracy] counts how often its most
 # likely next token is right, at the marked tokens and at the others. The first kinds vary
-# one thing of the training task; the last three are kinds it was never trained on: a
-# fourth copy, gaps of 16 to 30 tokens, and a prefix of at least 24 tokens before a short
-# run.
+# one thing of the training task; the two marked "new" are kinds it was never trained on:
+# a fourth copy, and gaps of 16 to 30 tokens, longer than any in training (though not
+# farther apart: long runs already put copies that far apart). The last kind is the hardest
+# that training holds: a run of 2 tokens whose copies stand in the last positions.
 
 # %%
 kinds = {
@@ -251,9 +252,10 @@ kinds = {
     "runs of 2 tokens": {"run_lengths": (2, 2)},
     "runs of 16 or more": {"copies": (2, 2), "run_lengths": (16, 24)},
     "no prefix, no gap": {"copies": (2, 2), "gaps": (0, 0), "prefix": (0, 0)},
+    "prefix of 24 or more": {"copies": (2, 2), "run_lengths": (2, 8), "prefix": (24, 48)},
     "four copies (new)": {"copies": (4, 4), "run_lengths": (2, 10)},
     "gaps of 16-30 (new)": {"copies": (2, 2), "run_lengths": (2, 8), "gaps": (16, 30)},
-    "prefix of 24+ (new)": {"copies": (2, 2), "run_lengths": (2, 8), "prefix": (24, 48)},
+    "a run of 2 after 40": {"copies": (2, 2), "run_lengths": (2, 2), "prefix": (40, 44)},
 }
 generator = torch.Generator().manual_seed(2024)
 tests = {name: repeated_tokens(1000, generator=generator, **kind) for name, kind in kinds.items()}
@@ -266,14 +268,20 @@ for name, (others, marked) in accuracy.items():
 
 # %% [markdown]
 # The numbers above come from this build's training, and another CPU trains to other last
-# digits. What holds on every machine, and fails the build when it does not: every kind's
-# marked tokens are predicted at least 95 times in 100, and the other tokens no better than
-# twice chance. Each check on this page (a printed `True`) is such a property, and the
-# project's tests train the model with 12 seeds and require every check but the exercises'
-# from at least 11 of them.
+# digits. What holds on every machine, and fails the build when it does not: the marked
+# tokens of every kind but the last are predicted at least 95 times in 100, and the other
+# tokens no better than twice 1 in 64. Each check on this page (a printed `True`) is such a
+# property, and the project's tests train the model with 12 seeds and require every check
+# but the exercises' from at least 11 of them.
+#
+# The last kind is not checked: how well the model continues a repeat in the last few
+# positions differs from one training run to another. The previous-token head is weakest
+# there, as the next section shows, because training rarely needs it there: for a key near
+# the end, a whole later copy must still fit after it.
 
 # %%
-print(all(marked >= 0.95 for _, marked in accuracy.values()))
+checked = [marked for name, (_, marked) in accuracy.items() if name != "a run of 2 after 40"]
+print(all(marked >= 0.95 for marked in checked))
 print(all(others <= 2 / VOCAB_SIZE for others, _ in accuracy.values()))
 # Out:
 # True
@@ -325,8 +333,8 @@ show_attention(
     caption="Figure 3. The attention weights of layer 1's two heads on the same sequence.",
     alt=(
         "Two heatmaps of 20 by 20 attention weights. In the rows of the second copy, the "
-        "weight of one head sits on a stripe parallel to the diagonal, nine cells to its "
-        "left: each token of the second copy looks at the token after its earlier copy."
+        "weight of at least one head sits on a stripe parallel to the diagonal, nine cells to "
+        "its left: each token of the second copy looks at the token after its earlier copy."
     ),
 )
 # Out:
@@ -390,9 +398,9 @@ print(f"lowest accuracy at one position: {min(copied):.3f}")
 # On every machine: the weight is at least 0.9 at every position from 2 to 32, and the
 # marked tokens of every position are predicted at least 90 times in 100. At position 1 the
 # previous token is the start token, which holds nothing to copy, and the head can put a
-# little less on it. Past position 32 the weight can fall, with some seeds below half near
-# the end: few sequences need a key that late, since a first copy must stand there for a
-# later copy to follow it. The model copies there all the same.
+# little less on it. Past position 32 the weight falls, to the value printed at position 48:
+# few sequences need a key that late, since a first copy must stand there for a later copy
+# to follow it.
 
 # %%
 print(bool(by_position[1:32].min() >= 0.9), min(copied) >= 0.9)  # positions 2 to 32
@@ -409,8 +417,8 @@ print(bool(by_position[1:32].min() >= 0.9), min(copied) >= 0.9)  # positions 2 t
 # model needs it. [`zero_heads`][attention_mechanisms.interpret.zero_heads] sets a head's
 # context vectors to zero before `out_proj`, so that it adds nothing to the stream. We take
 # out every *induction head* (a head of layer 1 with a prefix-matching score of at least
-# 0.5), then every *previous-token head* (a head of layer 0 with a previous-token score of at
-# least 0.5), then each other head alone:
+# 0.5), then every *previous-token head* (a head of layer 0 with a previous-token score of
+# at least 0.5), then each other head alone:
 
 # %%
 induction_heads = [(1, h) for h in range(2) if prefix[1, h] >= 0.5]
@@ -444,8 +452,7 @@ for name, value in without.items():
 # %% [markdown]
 # Without either kind of head, the model no longer copies: on every machine, its accuracy
 # at the marked tokens falls below 0.5. Without any other head alone, it drops by less than
-# 0.05. Such a head is not silent: it still writes into the stream, but nothing the model
-# predicts depends on it.
+# 0.05.
 
 # %%
 print(without["induction heads"] < 0.5, without["previous-token heads"] < 0.5)
@@ -457,32 +464,32 @@ print(all(marked - without[f"head {h} of layer {layer}"] < 0.05 for layer, h in 
 # %% [markdown]
 # ## Why it takes two layers
 #
-# A head of layer 0 reads only the token embeddings, and its scores the distances between
-# them. To find "the token after an earlier copy of mine", a head needs keys that say which
-# token came *before* each position, and no embedding holds that. The previous-token head
-# writes it into the stream, and the induction head's keys read it there: Elhage et al.
-# call this *K-composition*, since the earlier head composes with the later one through
-# its keys. A later head could also read an earlier head's output through its queries
-# (Q-composition) or its values (V-composition).
+# A head of layer 0 reads only the token embeddings: its scores see the tokens and the
+# distance between them, nothing else. To find "the token after an earlier copy of mine", a
+# head needs keys that say which token came *before* each position, and no embedding holds
+# that. The previous-token head writes it into the stream, and the induction head's keys
+# read it there: Elhage et al. call this *K-composition*, since the earlier head composes
+# with the later one through its keys. A later head could also read an earlier head's output
+# through its queries (Q-composition) or its values (V-composition).
 #
 # [`remove_from`][attention_mechanisms.circuits.remove_from] tells which: it takes the
-# previous-token head's output out of what layer 1 reads for one role alone, its queries,
+# previous-token heads' output out of what layer 1 reads for one role alone, its queries,
 # its keys or its values, and leaves everything else as it is.
 
 # %%
 removed = {}
 for role in ("query", "key", "value"):
-    with remove_from(model, (0, previous_head), role):
+    with remove_from(model, previous_heads, role):
         removed[role] = copy_accuracy(model, *test)[1]
 
 # %% nondeterministic="training ends in other last digits on another CPU; the next cell checks what holds"
 for role, value in removed.items():
-    print(f"without the previous-token head in layer 1's {role:<5}: {value:.3f}")
+    print(f"without the previous-token heads in layer 1's {role:<5}: {value:.3f}")
 
 # %% [markdown]
-# On every machine: without it in the keys, the model no longer copies (below 0.5); without
-# it in the queries or in the values, it copies as before (at least 0.9). The induction head
-# composes with the previous-token head through its keys alone.
+# On every machine: without them in the keys, the model no longer copies (below 0.5);
+# without them in the queries or in the values, it copies as before (at least 0.9). The
+# induction heads compose with the previous-token heads through their keys alone.
 
 # %%
 print(removed["key"] < 0.5, removed["query"] >= 0.9, removed["value"] >= 0.9)
@@ -501,7 +508,7 @@ print(removed["key"] < 0.5, removed["query"] >= 0.9, removed["value"] >= 0.9)
 # induction head's score for a query of token $a$ against a key whose previous token is $b$,
 # where the previous-token head wrote $b$. Row $a$ says which earlier position the query for
 # $a$ picks: the one after a $b$. An induction head picks $b = a$, so each row's highest
-# score should sit on the diagonal, at every distance between query and key.
+# score should sit on the diagonal, whatever the distance between query and key.
 #
 # The **OV circuit** ([`ov_circuit`][attention_mechanisms.circuits.ov_circuit]): what the
 # induction head adds to each logit when it attends to a position holding token $a$. A head
@@ -529,7 +536,8 @@ show_figure(
     ),
     alt=(
         "Two 64 by 64 heatmaps, tokens on both axes. In each, a dark red diagonal stands out "
-        "against pale cells: the query for a token scores highest the key whose previous "
+        "against weaker cells of both signs: the query for a token scores highest the key "
+        "whose previous "
         "token is the same token, and attending to a token raises that token's logit."
     ),
 )
@@ -559,9 +567,9 @@ print("OV circuit, rows on the diagonal:", copies)
 # %% [markdown]
 # **Direct logit attribution**
 # ([`logit_attribution`][attention_mechanisms.circuits.logit_attribution]): the logits are
-# a sum of what each head wrote, read by the output head, so each head's share of the right
-# token's logit can be measured at every marked token. Figure 5 shows the mean, above the
-# mean logit.
+# a sum of the token embedding, what each head wrote and the biases, each read by the
+# output head, so each head's share of the right token's logit can be measured at every
+# marked token. Figure 5 shows its mean, counted above the mean logit.
 
 # %%
 attribution = logit_attribution(model, *test)  # (layers, heads)
@@ -574,20 +582,26 @@ show_figure(
     fig,
     caption="Figure 5. What each head adds, directly, to the logit of the right token.",
     alt=(
-        "A bar chart with one bar per head. The induction head's bar is tall; the heads of "
-        "layer 0 add next to nothing directly, and the other head of layer 1 little."
+        "A bar chart with one bar per head. The bars of layer 1's heads are tall, one or "
+        "both of them; the bars of layer 0's heads are near zero."
     ),
 )
 # Out:
 # AttentionFigure('Figure 5. What each head adds, directly, to the logit of the right token.')
 
 # %% [markdown]
+# %% nondeterministic="training ends in other last digits on another CPU; the next cell checks what holds"
+for layer in range(2):
+    for h in range(2):
+        print(f"layer {layer}, head {h}: {round(attribution[layer, h].item(), 1) + 0.0}")
+
+# %% [markdown]
 # The heads of layer 0 add next to nothing to the logits directly: the previous-token head
-# works only through the induction head's keys. On every machine, the heads of layer 1 add
-# at least 90% of what all heads add:
+# works only through the induction heads' keys. On every machine, what the heads of layer 0
+# add directly, counted without sign, is at most a tenth of what the heads of layer 1 add:
 
 # %%
-print(bool(attribution[1].sum() >= 0.9 * attribution.sum()))
+print(bool(attribution[0].abs().sum() <= 0.1 * attribution[1].sum()))
 # Out:
 # True
 
@@ -596,10 +610,11 @@ print(bool(attribution[1].sum() >= 0.9 * attribution.sum()))
 #
 # Drawn with replacement (`distinct=False`), a run can hold a token twice, and a prediction
 # is *ambiguous* where the current token occurred earlier with different tokens after it.
-# The induction head then finds several earlier places, and the token before the current
-# one, which tells the copies apart, is not in its keys. For each ambiguous prediction we
-# ask: does the model predict a token that followed an earlier occurrence, and is it the one
-# after the most recent occurrence?
+# The induction head then finds several earlier places. What would tell them apart is the
+# token before each earlier occurrence, two positions before the key, and the
+# previous-token head writes only the token one position back into the keys. For each
+# ambiguous prediction we ask: does the model predict a token that followed an earlier
+# occurrence, is it the one after the most recent occurrence, and is it right?
 
 # %%
 ambiguous_ids, ambiguous_marks = repeated_tokens(1000, distinct=False, generator=generator)
@@ -618,13 +633,16 @@ for row, marks, guesses in rows:
         counts["right"] += guesses[t] == row[t + 1]
 
 # %% nondeterministic="training ends in other last digits on another CPU; the next cell checks what holds"
-print("ambiguous predictions:", counts["ambiguous"])
+marked = int(ambiguous_marks[:, 1:].sum())
+print(f"ambiguous predictions: {counts['ambiguous']} of {marked} marked")
 for name in ("a candidate", "the most recent", "right"):
     print(f"{name:>15}: {counts[name] / counts['ambiguous']:.2f}")
 
 # %% [markdown]
-# The model nearly always predicts one of the candidates, and it cannot know which one is
-# right. On every machine: at least 90 in 100 ambiguous predictions are a candidate.
+# The model nearly always predicts one of the candidates, but its circuit cannot tell which
+# one the sequence needs; the share that goes to the most recent occurrence, and the share
+# that is right, are printed above. On every machine: at least 90 in 100 ambiguous
+# predictions are a candidate.
 
 # %%
 print(counts["a candidate"] / counts["ambiguous"] >= 0.9)
