@@ -698,7 +698,8 @@ print(spell(predicted[start : start + len(run) - 1]) == run[1:])
 # second `q` of the second copy has earlier `q`s followed by different tokens, `7` and the
 # token after the first copy, and the model chooses between them, as measured in
 # [A token twice](#a-token-twice).
-#
+
+# %% [markdown]
 # ## Pitfalls
 #
 # **A repeat that always stands in one place.** If the copies always start at the same
