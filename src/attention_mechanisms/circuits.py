@@ -3,9 +3,9 @@ r"""Beyond the book: read a trained
 circuits, from its weights (Elhage et al., 2021, "A mathematical framework for transformer
 circuits").
 
-With no MLP and no layer norm, the logits are a sum: the token embedding and what each head
-wrote, each read by the output head. So a head's effect can be followed through the weights
-alone, token by token:
+With no MLP and no layer norm, the logits are a sum: the token embedding, what each head
+wrote and the biases of ``out_proj``, each read by the output head. So a head's effect can
+be followed through the weights alone, token by token:
 
 - `qk_circuit`: how strongly an induction head's query for token $a$ matches a key whose
   previous token (written there by a previous-token head) is $b$;
@@ -25,7 +25,7 @@ import torch
 from torch import Tensor, nn
 
 from .induction import AttentionOnlyTransformer, RotaryMultiHeadAttention
-from .interpret import check_repeats
+from .interpret import check_repeats, run_with_hooks
 from .rope import apply_rope
 
 __all__ = ["head_outputs", "logit_attribution", "ov_circuit", "qk_circuit", "remove_from"]
@@ -124,12 +124,7 @@ def head_outputs(model: AttentionOnlyTransformer, ids: Tensor) -> list[Tensor]:
         return hook
 
     hooks = [block.out_proj.register_forward_pre_hook(split(block)) for block in _blocks(model)]
-    try:
-        with torch.no_grad():
-            model(ids)
-    finally:
-        for hook in hooks:
-            hook.remove()
+    run_with_hooks(model, ids, hooks)
     return found
 
 

@@ -35,13 +35,18 @@ def attention_patterns(model: AttentionOnlyTransformer, ids: Tensor) -> list[Ten
         block.dropout.register_forward_hook(lambda _m, _i, out: found.append(out.detach()))
         for block in _blocks(model)
     ]
+    run_with_hooks(model, ids, hooks)
+    return found
+
+
+def run_with_hooks(model: AttentionOnlyTransformer, ids: Tensor, hooks: list) -> None:
+    """Run ``model`` on ``ids`` once, without gradients, then remove ``hooks``."""
     try:
         with torch.no_grad():
             model(ids)
     finally:
         for hook in hooks:
             hook.remove()
-    return found
 
 
 @contextmanager
